@@ -1,0 +1,165 @@
+"""The game session protocol every substrate implements.
+
+A game is a stateful session. ``reset(seed)`` powers it on in the state the
+seed fixes: the same build, seed and inputs give the same evidence in any
+process on any machine (the invariant replay verification rests on).
+``step(word)`` applies one input; a word outside the vocabulary is a no-op
+(it may let time pass, it never raises). ``observe()`` returns only what a
+player may see; ``evidence()`` returns the privileged snapshot.
+``over()`` is True once the game is over, False before, or None for games
+without such a notion.
+
+Optional capabilities, found with :func:`isinstance` on the extra protocols:
+:class:`Checkpointing` (``checkpoint()``/``restore(blob)``) and
+:class:`BatchReplaying` (``replay(...)`` of a whole input log in one call;
+emulator adapters run it inside their worker so verification crosses the
+process boundary once per log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from playproof.core.contract import Contract
+from playproof.core.evidence import Evidence
+from playproof.core.observation import Observation
+from playproof.core.tracker import PassedMilestone
+
+__all__ = [
+    "MAX_SEED",
+    "BatchReplaying",
+    "BuildIdentity",
+    "Checkpointing",
+    "Game",
+    "GameDescriptor",
+    "Platform",
+    "ReplayResult",
+    "VerificationMode",
+]
+
+MAX_SEED = 2**53 - 1
+"""Seeds are integers in ``0..MAX_SEED`` so that they survive any JSON parser."""
+
+
+class VerificationMode(StrEnum):
+    """How a run on a platform is verified."""
+
+    REPLAY = "replay"
+    """Anyone recomputes milestones from the seed and the input log."""
+    TRUSTED_RECORDER = "trusted-recorder"
+    """A recorder's signature is trusted for what replay cannot recompute."""
+    PLATFORM_ATTESTED = "platform-attested"
+    """A platform (e.g. a store's achievement API) issues receipts."""
+
+
+class Platform(BaseModel):
+    """The substrate family and the verification modes it supports (first = default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: Annotated[str, Field(min_length=1, max_length=64)]
+    modes: Annotated[tuple[VerificationMode, ...], Field(min_length=1)]
+    capabilities: tuple[str, ...] = ()
+
+    @property
+    def default_mode(self) -> VerificationMode:
+        """The mode used when a run does not ask for one."""
+        return self.modes[0]
+
+
+class BuildIdentity(BaseModel):
+    """A build id plus the SHA-256 of everything that defines the build."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class GameDescriptor(BaseModel):
+    """What a game session is: id, declared vocabulary, build identity and platform."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    vocabulary: Annotated[tuple[str, ...], Field(min_length=1)]
+    build: BuildIdentity
+    platform: Platform
+
+
+@runtime_checkable
+class Game(Protocol):
+    """A stateful game session (see the module docstring for the contract)."""
+
+    @property
+    def descriptor(self) -> GameDescriptor:
+        """Identity, vocabulary, build and platform of this session."""
+        ...
+
+    def reset(self, seed: int) -> None:
+        """Power on / reset into the state ``seed`` fixes."""
+        ...
+
+    def step(self, word: str) -> None:
+        """Apply one input; unknown words are no-ops."""
+        ...
+
+    def observe(self) -> Observation:
+        """The player-visible observation of the current state."""
+        ...
+
+    def evidence(self) -> Evidence:
+        """The privileged evidence snapshot of the current state."""
+        ...
+
+    def over(self) -> bool | None:
+        """True when the game is over; None when the game has no such notion."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (processes, emulators). Idempotent."""
+        ...
+
+
+@runtime_checkable
+class Checkpointing(Protocol):
+    """A game that can save and restore its full state as bytes."""
+
+    def checkpoint(self) -> bytes:
+        """Serialize the full session state."""
+        ...
+
+    def restore(self, blob: bytes) -> None:
+        """Restore a :meth:`checkpoint`; a corrupt blob raises CheckpointError."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What replaying an input log from a seed produced.
+
+    ``verified`` is the graded list of milestones reproduced, with the turn of
+    each; ``over_at`` is the first snapshot at which the game reported game
+    over (None if never); ``trace`` is every evidence snapshot when asked for.
+    """
+
+    verified: tuple[PassedMilestone, ...]
+    turns: int
+    over_at: int | None
+    trace: tuple[Evidence, ...] | None = None
+
+
+@runtime_checkable
+class BatchReplaying(Protocol):
+    """A game that replays a whole input log in one call (inside its worker)."""
+
+    def replay(
+        self, seed: int, inputs: Sequence[str], contract: Contract, *, trace: bool = False
+    ) -> ReplayResult:
+        """Reset with ``seed``, apply every input, track ``contract`` at every snapshot."""
+        ...
