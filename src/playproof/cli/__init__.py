@@ -1,1 +1,6 @@
-"""playproof."""
+"""The ``playproof`` command line."""
+
+from playproof.cli._app import EXIT_ERROR, EXIT_REJECTED, app, main
+from playproof.cli import _demo as _demo  # registers the demo command
+
+__all__ = ["EXIT_ERROR", "EXIT_REJECTED", "app", "main"]

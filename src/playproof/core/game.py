@@ -32,6 +32,7 @@ from playproof.core.tracker import PassedMilestone
 
 __all__ = [
     "MAX_SEED",
+    "Advancing",
     "BatchReplaying",
     "BuildIdentity",
     "Checkpointing",
@@ -39,6 +40,8 @@ __all__ = [
     "GameDescriptor",
     "Platform",
     "ReplayResult",
+    "Snapshot",
+    "advance",
     "VerificationMode",
 ]
 
@@ -137,6 +140,37 @@ class Checkpointing(Protocol):
     def restore(self, blob: bytes) -> None:
         """Restore a :meth:`checkpoint`; a corrupt blob raises CheckpointError."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The state after one input: evidence, game-over flag, and the observation when asked."""
+
+    evidence: Evidence
+    over: bool | None
+    observation: Observation | None
+
+
+@runtime_checkable
+class Advancing(Protocol):
+    """A game that applies an input and reports the new state in one call.
+
+    Worker-backed games implement it so a live decision costs one round trip
+    instead of four. ``advance(word, observe=False)`` equals ``step(word)``
+    followed by ``evidence()``, ``over()`` and (when ``observe``) ``observe()``.
+    """
+
+    def advance(self, word: str, *, observe: bool) -> Snapshot:
+        """Step once and return the resulting snapshot."""
+        ...
+
+
+def advance(game: Game, word: str, *, observe: bool) -> Snapshot:
+    """Step ``game`` once and read the snapshot, in one call when the game supports it."""
+    if isinstance(game, Advancing):
+        return game.advance(word, observe=observe)
+    game.step(word)
+    return Snapshot(game.evidence(), game.over(), game.observe() if observe else None)
 
 
 @dataclass(frozen=True, slots=True)

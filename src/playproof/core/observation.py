@@ -115,7 +115,9 @@ class Image(BaseModel):
 
     def _check_bytes(self, raw: bytes) -> None:
         if len(raw) > MAX_IMAGE_BYTES:
-            raise ObservationError(f"image is {len(raw)} bytes, over the {MAX_IMAGE_BYTES}-byte limit")
+            raise ObservationError(
+                f"image is {len(raw)} bytes, over the {MAX_IMAGE_BYTES}-byte limit"
+            )
         magic = _PNG_MAGIC if self.media_type == "image/png" else _JPEG_MAGIC
         if not raw.startswith(magic):
             raise ObservationError(f"image bytes do not start with the {self.media_type} magic")
@@ -146,7 +148,9 @@ class Image(BaseModel):
     ) -> Image:
         """Wrap encoded image bytes, enforcing every bound."""
         if len(raw) > MAX_IMAGE_BYTES:
-            raise ObservationError(f"image is {len(raw)} bytes, over the {MAX_IMAGE_BYTES}-byte limit")
+            raise ObservationError(
+                f"image is {len(raw)} bytes, over the {MAX_IMAGE_BYTES}-byte limit"
+            )
         try:
             return cls(
                 media_type=media_type,

@@ -51,8 +51,13 @@ class StopReason(StrEnum):
 
 
 class TargetPin(_Frozen):
-    """Exactly what was played: game id, build digest, contract hash, platform, mode."""
+    """Exactly what was played: target name, game id, build digest, contract hash, platform, mode.
 
+    ``name`` is the registry name (``native/2048``) when the game came from the
+    registry, else None (an ad hoc game the verifier must be handed).
+    """
+
+    name: ShortText | None = None
     game_id: ShortText
     build_digest: Sha256Hex
     contract_hash: Sha256Hex

@@ -1,0 +1,150 @@
+"""The top-level API: play a target, sign the record, verify a signed record.
+
+>>> import playproof
+>>> record = playproof.run("native/2048", playproof.BaselineDriver("round-robin"), max_turns=40)
+>>> record.stop_reason.value, len(record.decisions)
+('turn-limit', 40)
+>>> playproof.verify_record(record).verdict
+'clean'
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from playproof.core.agent import Driver
+from playproof.core.contract import Contract
+from playproof.core.game import Game, VerificationMode
+from playproof.core.record import RunRecord
+from playproof.core.report import CheckResult, VerificationReport
+from playproof.drivers import CallableDriver
+from playproof.engine import DEFAULT_MAX_TURNS, EpisodeConfig, TurnReport, check_mode, play
+from playproof.errors import TargetError
+from playproof.sign import VerifyingKey, verify_envelope
+from playproof.targets import Target, get_target
+from playproof.verify import attest, parse_record
+
+__all__ = ["arun", "resolve_target", "run", "verify_record", "verify_signed"]
+
+
+def resolve_target(target: str | Target) -> Target:
+    """A Target from a registry name or a Target."""
+    return get_target(target) if isinstance(target, str) else target
+
+
+def _as_driver(agent: Driver | Callable[..., Any]) -> Driver:
+    if hasattr(agent, "act") and hasattr(agent, "kind"):
+        return agent  # type: ignore[return-value]
+    return CallableDriver(agent)
+
+
+async def arun(
+    target: str | Target,
+    agent: Driver | Callable[..., Any],
+    *,
+    seed: int | None = None,
+    budget_usd: float | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    stop_at_game_over: bool = True,
+    mode: VerificationMode | str | None = None,
+    worker: bool | None = None,
+    guidance: str | None = None,
+    cancel: asyncio.Event | None = None,
+    on_turn: Callable[[TurnReport], None] | None = None,
+) -> RunRecord:
+    """Play ``target`` with ``agent`` (a Driver or a plain function) and return the record.
+
+    ``seed`` defaults to the target's reference seed. The mode is checked
+    against the target's platform before the game starts.
+    """
+    resolved = resolve_target(target)
+    config = EpisodeConfig(
+        seed=resolved.spec.reference_seed if seed is None else seed,
+        budget_usd=budget_usd,
+        max_turns=max_turns,
+        stop_at_game_over=stop_at_game_over,
+        mode=VerificationMode(mode) if isinstance(mode, str) else mode,
+        guidance=guidance,
+        target_name=resolved.name,
+    )
+    driver = _as_driver(agent)
+    game = resolved.open(worker=worker)
+    try:
+        check_mode(game, config.mode)
+        return await play(game, resolved.contract, driver, config, cancel=cancel, on_turn=on_turn)
+    finally:
+        game.close()
+
+
+def run(target: str | Target, agent: Driver | Callable[..., Any], **options: Any) -> RunRecord:
+    """Blocking form of :func:`arun` (same arguments)."""
+    return asyncio.run(arun(target, agent, **options))
+
+
+def verify_record(
+    record: RunRecord | Any,
+    *,
+    target: str | Target | None = None,
+    game: Game | None = None,
+    contract: Contract | None = None,
+    worker: bool | None = None,
+) -> VerificationReport:
+    """Verify an unsigned record by replay on the target it names (or the one given).
+
+    Never raises on a malformed record: the report's checks say what is wrong.
+    """
+    parsed, why = parse_record(record)
+    if parsed is None:
+        return VerificationReport.from_checks(
+            [CheckResult(id="record-well-formed", passed=False, reason=why)]
+        )
+    if game is not None and contract is not None:
+        return attest(parsed, game, contract)
+    name = target if target is not None else parsed.target.name
+    if name is None:
+        return VerificationReport.from_checks(
+            [
+                CheckResult(
+                    id="target-pinned",
+                    passed=False,
+                    reason="record names no registered target; pass one",
+                )
+            ]
+        )
+    try:
+        resolved = resolve_target(name)
+        opened = resolved.open(worker=worker)
+    except TargetError as exc:
+        return VerificationReport.from_checks(
+            [CheckResult(id="target-pinned", passed=False, reason=str(exc))]
+        )
+    try:
+        return attest(parsed, opened, contract or resolved.contract)
+    finally:
+        opened.close()
+
+
+def verify_signed(
+    envelope: bytes | str | Any,
+    keys: VerifyingKey | Sequence[VerifyingKey] | None,
+    *,
+    target: str | Target | None = None,
+    worker: bool | None = None,
+) -> VerificationReport:
+    """Check the signature of a signed record, then verify the record by replay.
+
+    Never raises on hostile input. Replay runs only when the signature checks
+    pass: an unsigned claim is not worth the compute.
+    """
+    verdict = verify_envelope(envelope, keys)
+    if not verdict.clean or verdict.record is None:
+        return VerificationReport.from_checks(verdict.checks, key_id=verdict.key_id)
+    replayed = verify_record(verdict.record, target=target, worker=worker)
+    return VerificationReport.from_checks(
+        [*verdict.checks, *replayed.checks],
+        verified=replayed.verified,
+        milestones_total=replayed.milestones_total,
+        key_id=verdict.key_id,
+    )

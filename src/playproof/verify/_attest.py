@@ -1,0 +1,212 @@
+"""Replay attestation: recompute what a run record earned from its seed and inputs.
+
+The verifier owns the execution: it replays the record's input log on a game
+session it was handed (never one the record chose), recomputes the decision
+chain and the accounting, checks the limits and the target pin, and grades the
+claims against what replay reproduced. It never trusts a claimed result and
+never raises on hostile input; every problem becomes a failed check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from playproof.core.chain import chain_head, genesis_hash
+from playproof.core.contract import Contract
+from playproof.core.game import Game, ReplayResult, VerificationMode
+from playproof.core.record import RunRecord, StopReason
+from playproof.core.replay import replay
+from playproof.core.report import CheckResult, VerificationReport
+from playproof.errors import PlayproofError
+
+__all__ = ["attest", "parse_record"]
+
+_REPLAYABLE = (VerificationMode.REPLAY,)
+
+
+def parse_record(data: Any) -> tuple[RunRecord | None, str]:
+    """Validate ``data`` into a RunRecord, or return None and the first problem."""
+    if isinstance(data, RunRecord):
+        return data, "record is a validated RunRecord"
+    try:
+        return RunRecord.model_validate(data), "record matches playproof/run/v1"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        return None, f"record is malformed at {where}: {first['msg']} ({exc.error_count()} errors)"
+    except (RecursionError, TypeError, ValueError) as exc:
+        return None, f"record is malformed: {type(exc).__name__}"
+
+
+def _check(check_id: Any, passed: bool, reason: str) -> CheckResult:
+    return CheckResult(id=check_id, passed=passed, reason=reason)
+
+
+def _pin(record: RunRecord, game: Game, contract: Contract) -> CheckResult:
+    pin, descriptor = record.target, game.descriptor
+    problems = []
+    if pin.game_id != descriptor.id:
+        problems.append(f"record plays {pin.game_id!r}, verifier has {descriptor.id!r}")
+    if pin.build_digest != descriptor.build.digest:
+        problems.append("build digest differs from the verifier's build")
+    if pin.contract_hash != contract.hash:
+        problems.append("contract hash differs from the verifier's contract")
+    if pin.platform != descriptor.platform.family:
+        problems.append(f"platform {pin.platform!r} is not {descriptor.platform.family!r}")
+    if record.milestones_total != len(contract.milestones):
+        problems.append(
+            f"record says {record.milestones_total} milestones, contract has {len(contract.milestones)}"
+        )
+    if problems:
+        return _check("target-pinned", False, "; ".join(problems))
+    return _check("target-pinned", True, f"{descriptor.id} build {descriptor.build.digest[:12]}")
+
+
+def _mode(record: RunRecord, game: Game) -> CheckResult:
+    mode = record.target.verification_mode
+    if mode not in game.descriptor.platform.modes:
+        return _check("mode-supported", False, f"the platform does not declare mode {mode.value}")
+    if mode not in _REPLAYABLE:
+        return _check(
+            "mode-supported", False, f"mode {mode.value} cannot be checked by replay attestation"
+        )
+    return _check("mode-supported", True, f"mode {mode.value}")
+
+
+def _chain(record: RunRecord) -> CheckResult:
+    for index, decision in enumerate(record.decisions, start=1):
+        if decision.turn != index:
+            return _check(
+                "decision-chain-intact", False, f"decision {index} is numbered turn {decision.turn}"
+            )
+    pin = record.target
+    genesis = genesis_hash(pin.game_id, pin.build_digest, pin.contract_hash, seed=record.seed)
+    head = chain_head(genesis, record.decisions)
+    if head != record.chain_head:
+        return _check(
+            "decision-chain-intact", False, "recomputed chain head differs from the recorded head"
+        )
+    return _check(
+        "decision-chain-intact", True, f"{len(record.decisions)} decisions chain to the head"
+    )
+
+
+def _accounting(record: RunRecord) -> CheckResult:
+    spent = 0.0
+    latency = 0.0
+    unmeasured = 0
+    for decision in record.decisions:
+        if decision.cost_usd is None:
+            unmeasured += 1
+        else:
+            spent += decision.cost_usd
+        latency += decision.latency_ms
+    acc = record.accounting
+    problems = []
+    if spent != acc.spent_usd:
+        problems.append(f"costs sum to {spent!r}, record says {acc.spent_usd!r}")
+    if unmeasured != acc.unmeasured_decisions:
+        problems.append(f"{unmeasured} unmeasured costs, record says {acc.unmeasured_decisions}")
+    if latency != acc.total_latency_ms:
+        problems.append(f"latencies sum to {latency!r}, record says {acc.total_latency_ms!r}")
+    if problems:
+        return _check("accounting-consistent", False, "; ".join(problems))
+    return _check("accounting-consistent", True, f"spent {spent:.6f} USD")
+
+
+def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
+    limits, count = record.limits, len(record.decisions)
+    problems = []
+    if count > limits.max_turns:
+        problems.append(f"{count} decisions exceed the {limits.max_turns}-turn limit")
+    if limits.budget_usd is not None:
+        spent = 0.0
+        for decision in record.decisions:
+            if decision.cost_usd is None:
+                problems.append(f"turn {decision.turn} has no measured cost under a budget")
+                break
+            if spent >= limits.budget_usd:
+                problems.append(f"turn {decision.turn} was taken after the budget was spent")
+                break
+            spent += decision.cost_usd
+    stop = record.stop_reason
+    if stop is StopReason.TURN_LIMIT and count != limits.max_turns:
+        problems.append("stop reason turn-limit but the turn limit was not reached")
+    if stop is StopReason.BUDGET and (
+        limits.budget_usd is None or record.accounting.spent_usd < limits.budget_usd
+    ):
+        problems.append("stop reason budget but the budget was not spent")
+    if result is not None:
+        over_at = result.over_at
+        if limits.stop_at_game_over and over_at is not None and over_at < count:
+            problems.append(f"the game was over at turn {over_at} but play went on to turn {count}")
+        if stop is StopReason.GAME_OVER and over_at is None:
+            problems.append("stop reason game-over but replay never reached game over")
+        if record.game_over != (over_at is not None):
+            problems.append(f"record says game_over={record.game_over}, replay disagrees")
+    if problems:
+        return _check("limits-respected", False, "; ".join(problems))
+    return _check(
+        "limits-respected", True, f"{count} of {limits.max_turns} turns, stop: {stop.value}"
+    )
+
+
+def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> CheckResult:
+    reproduced = {p.id: p.turn for p in result.verified}
+    known = set(contract.ids)
+    problems = []
+    seen: set[str] = set()
+    for claim in record.claimed:
+        if claim.id in seen:
+            problems.append(f"{claim.id} is claimed twice")
+        seen.add(claim.id)
+        if claim.id not in known:
+            problems.append(f"{claim.id} is not a milestone of the contract")
+        elif claim.id not in reproduced:
+            problems.append(f"{claim.id} was not reproduced by replay")
+        elif reproduced[claim.id] != claim.turn:
+            problems.append(
+                f"{claim.id} is claimed at turn {claim.turn}, replay reached it at turn "
+                f"{reproduced[claim.id]}"
+            )
+    if problems:
+        return _check("claims-reproduced", False, "; ".join(problems))
+    unclaimed = [m for m in reproduced if m not in seen]
+    note = f" (also reproduced, unclaimed: {', '.join(unclaimed)})" if unclaimed else ""
+    return _check("claims-reproduced", True, f"{len(seen)} claims reproduced by replay{note}")
+
+
+def attest(data: Any, game: Game, contract: Contract) -> VerificationReport:
+    """Verify a run record (model or raw JSON) by replay on ``game`` against ``contract``.
+
+    ``verified`` in the report lists what replay reproduced, in the order it
+    passed. The verdict is ``clean`` only when every check passes.
+    """
+    record, why = parse_record(data)
+    if record is None:
+        return VerificationReport.from_checks(
+            [_check("record-well-formed", False, why)], milestones_total=len(contract.milestones)
+        )
+    checks = [
+        _check("record-well-formed", True, why),
+        pin := _pin(record, game, contract),
+        mode := _mode(record, game),
+        _chain(record),
+        _accounting(record),
+    ]
+    result: ReplayResult | None = None
+    claims = _check("claims-reproduced", False, "not replayed: the target pin or mode failed")
+    if pin.passed and mode.passed:
+        try:
+            result = replay(game, record.seed, record.inputs, contract)
+            claims = _claims(record, contract, result)
+        except PlayproofError as exc:
+            claims = _check("claims-reproduced", False, f"replay failed: {exc}")
+    checks += [_limits(record, result), claims]
+    verified: Sequence[str] = [p.id for p in result.verified] if result is not None else ()
+    return VerificationReport.from_checks(
+        checks, verified=verified, milestones_total=len(contract.milestones)
+    )
