@@ -1,6 +1,6 @@
 """Print the build digest a packaged target's game reports, to pin it in ``target.json``.
 
-    python tools/pin_build.py native/2048
+python tools/pin_build.py native/2048
 """
 
 from __future__ import annotations

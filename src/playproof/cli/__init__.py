@@ -1,6 +1,6 @@
 """The ``playproof`` command line."""
 
-from playproof.cli._app import EXIT_ERROR, EXIT_REJECTED, app, main
 from playproof.cli import _demo as _demo  # registers the demo command
+from playproof.cli._app import EXIT_ERROR, EXIT_REJECTED, app, main
 
 __all__ = ["EXIT_ERROR", "EXIT_REJECTED", "app", "main"]

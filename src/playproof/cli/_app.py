@@ -354,7 +354,7 @@ def main() -> None:
     """Entry point: run the app, turning playproof errors into one clear line."""
     debug = "--debug" in sys.argv
     try:
-        app(standalone_mode=False)
+        outcome = app(standalone_mode=False)
     except typer.Exit as done:
         raise SystemExit(done.exit_code) from None
     except PlayproofError as exc:
@@ -379,3 +379,5 @@ def main() -> None:
             f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} (rerun with --debug)"
         )
         raise SystemExit(EXIT_ERROR) from None
+    # Without standalone mode, click returns the code a command exited with.
+    raise SystemExit(outcome if isinstance(outcome, int) else 0)

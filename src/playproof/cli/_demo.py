@@ -12,7 +12,6 @@ from rich.panel import Panel
 
 from playproof._api import verify_signed
 from playproof.cli._app import (
-    DEFAULT_KEY_DIR,
     KeyDir,
     _play,
     _print_record,
@@ -20,7 +19,7 @@ from playproof.cli._app import (
     app,
     console,
 )
-from playproof.cli._files import ensure_signing_key, write_document
+from playproof.cli._files import DEFAULT_KEY_DIR, ensure_signing_key, write_document
 from playproof.errors import PlayproofError
 from playproof.sign import SigningKey, sign_record
 from playproof.targets import get_target

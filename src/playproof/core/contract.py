@@ -14,7 +14,8 @@ dependents (so ``requires`` forms a DAG), and there is at least one milestone.
 >>> contract = parse_contract({
 ...     "schema": "playproof/contract/v1", "game": "toy",
 ...     "milestones": [
-...         {"id": "a", "requires": [], "check": {"kind": "state", "key": "x", "op": ">=", "value": 1}},
+...         {"id": "a", "requires": [],
+...          "check": {"kind": "state", "key": "x", "op": ">=", "value": 1}},
 ...         {"id": "b", "requires": ["a"], "check": {"kind": "event", "event": "door"}},
 ...     ]})
 >>> [m.id for m in contract.milestones], contract.milestones[1].check.legible
@@ -182,7 +183,7 @@ class Contract(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    schema_: Literal["playproof/contract/v1"] = Field(CONTRACT_SCHEMA, alias="schema")
+    schema_: Literal["playproof/contract/v1"] = Field("playproof/contract/v1", alias="schema")
     game: Annotated[str, Field(min_length=1, max_length=128)]
     milestones: tuple[Milestone, ...]
 

@@ -51,7 +51,7 @@ class Evidence:
 
     @classmethod
     def from_json(cls, data: Any) -> Evidence:
-        """Rebuild evidence from :meth:`to_json` output, strictly typed (a bad field is a FormatError)."""
+        """Rebuild evidence from :meth:`to_json` output; a bad field is a FormatError."""
         try:
             return _ADAPTER.validate_python(data, strict=True)
         except ValidationError as exc:

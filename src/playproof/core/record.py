@@ -107,7 +107,7 @@ class Provenance(_Frozen):
 class RunRecord(_Frozen):
     """One episode, as recorded (see the module docstring)."""
 
-    schema_: Literal["playproof/run/v1"] = Field(RECORD_SCHEMA, alias="schema")
+    schema_: Literal["playproof/run/v1"] = Field("playproof/run/v1", alias="schema")
     target: TargetPin
     actor: Actor
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)]

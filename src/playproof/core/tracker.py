@@ -11,7 +11,8 @@ hold; an ``event`` check holds once the event is in the log so far.
 >>> from playproof.core.evidence import Evidence
 >>> c = parse_contract({"game": "toy", "milestones": [
 ...     {"id": "one", "check": {"kind": "state", "key": "x", "op": ">=", "value": 1}},
-...     {"id": "two", "requires": ["one"], "check": {"kind": "state", "key": "x", "op": ">=", "value": 2}}]})
+...     {"id": "two", "requires": ["one"],
+...      "check": {"kind": "state", "key": "x", "op": ">=", "value": 2}}]})
 >>> t = MilestoneTracker(c)
 >>> t.observe(Evidence(engine={"x": 2}), turn=0)
 ('one', 'two')

@@ -56,10 +56,9 @@ def _pin(record: RunRecord, game: Game, contract: Contract) -> CheckResult:
         problems.append("contract hash differs from the verifier's contract")
     if pin.platform != descriptor.platform.family:
         problems.append(f"platform {pin.platform!r} is not {descriptor.platform.family!r}")
-    if record.milestones_total != len(contract.milestones):
-        problems.append(
-            f"record says {record.milestones_total} milestones, contract has {len(contract.milestones)}"
-        )
+    total = len(contract.milestones)
+    if record.milestones_total != total:
+        problems.append(f"record says {record.milestones_total} milestones, contract has {total}")
     if problems:
         return _check("target-pinned", False, "; ".join(problems))
     return _check("target-pinned", True, f"{descriptor.id} build {descriptor.build.digest[:12]}")
@@ -133,18 +132,13 @@ def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
                 break
             spent += decision.cost_usd
     stop = record.stop_reason
-    if stop is StopReason.TURN_LIMIT and count != limits.max_turns:
-        problems.append("stop reason turn-limit but the turn limit was not reached")
-    if stop is StopReason.BUDGET and (
-        limits.budget_usd is None or record.accounting.spent_usd < limits.budget_usd
-    ):
-        problems.append("stop reason budget but the budget was not spent")
+    expected = _expected_stop(record, result)
+    if expected is not None and stop is not expected:
+        problems.append(f"the loop would stop with {expected.value}, record says {stop.value}")
     if result is not None:
         over_at = result.over_at
         if limits.stop_at_game_over and over_at is not None and over_at < count:
             problems.append(f"the game was over at turn {over_at} but play went on to turn {count}")
-        if stop is StopReason.GAME_OVER and over_at is None:
-            problems.append("stop reason game-over but replay never reached game over")
         if record.game_over != (over_at is not None):
             problems.append(f"record says game_over={record.game_over}, replay disagrees")
     if problems:
@@ -152,6 +146,22 @@ def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
     return _check(
         "limits-respected", True, f"{count} of {limits.max_turns} turns, stop: {stop.value}"
     )
+
+
+def _expected_stop(record: RunRecord, result: ReplayResult | None) -> StopReason | None:
+    """The stop reason the loop's check order implies, or None when a caller stopped it."""
+    limits, count = record.limits, len(record.decisions)
+    if result is None:
+        return None
+    if limits.stop_at_game_over and result.over_at is not None and result.over_at <= count:
+        return StopReason.GAME_OVER
+    if count >= limits.max_turns:
+        return StopReason.TURN_LIMIT
+    if limits.budget_usd is not None and record.accounting.spent_usd >= limits.budget_usd:
+        return StopReason.BUDGET
+    if record.stop_reason in (StopReason.STOPPED, StopReason.SEGMENT_LIMIT):
+        return record.stop_reason
+    return StopReason.STOPPED
 
 
 def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> CheckResult:

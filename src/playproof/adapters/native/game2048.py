@@ -204,7 +204,7 @@ class Game2048:
         rows = []
         for r in range(SIZE):
             cells = self._board[r * SIZE : (r + 1) * SIZE]
-            rows.append(" ".join(_CELL[v] if v in _CELL else f"{v:>5}" for v in cells))
+            rows.append(" ".join(_CELL.get(v, f"{v:>5}") for v in cells))
         return "\n".join(rows)
 
     def observe(self) -> Observation:

@@ -1,0 +1,45 @@
+# Two commands a newcomer needs: `make demo` and `make test`. Both create .venv first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+SOURCES := src tests benchmarks tools examples
+
+.PHONY: demo test lint typecheck contracts unit bench schemas clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,all]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/playproof demo
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+
+typecheck: $(VENV)/.test-installed
+	$(BIN)/mypy
+
+contracts: $(VENV)/.test-installed
+	$(BIN)/lint-imports
+
+unit: $(VENV)/.test-installed
+	$(BIN)/pytest
+
+test: lint typecheck contracts unit
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/run.py
+
+schemas: $(VENV)/.test-installed
+	$(BIN)/python -m playproof.schemas schemas
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis playproof-runs

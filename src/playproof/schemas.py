@@ -1,0 +1,64 @@
+"""JSON Schemas of every playproof format, generated from the pydantic models.
+
+The checked-in copies live in ``schemas/``; a test fails when they drift.
+Regenerate with ``python -m playproof.schemas schemas`` (``make schemas``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from playproof.core.contract import Contract
+from playproof.core.evidence import Evidence
+from playproof.core.observation import Observation
+from playproof.core.record import RunRecord
+from playproof.core.report import VerificationReport
+from playproof.sign import Envelope, Statement
+from playproof.targets import TargetSpec
+
+__all__ = ["SCHEMAS", "generate", "render"]
+
+
+def _model(model: type[BaseModel]) -> Callable[[], dict[str, Any]]:
+    return lambda: model.model_json_schema(by_alias=True)
+
+
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "contract": _model(Contract),
+    "run-record": _model(RunRecord),
+    "observation": _model(Observation),
+    "evidence": lambda: TypeAdapter(Evidence).json_schema(),
+    "verification-report": _model(VerificationReport),
+    "dsse-envelope": _model(Envelope),
+    "in-toto-statement": _model(Statement),
+    "target": _model(TargetSpec),
+}
+"""Schema file stem -> generator."""
+
+
+def render(name: str) -> str:
+    """The schema text for ``name`` as written to ``schemas/<name>.schema.json``."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **SCHEMAS[name]()}
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def generate(folder: Path) -> list[Path]:
+    """Write every schema into ``folder``; return the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in SCHEMAS:
+        path = folder / f"{name}.schema.json"
+        path.write_text(render(name), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written_path in generate(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
+        print(written_path)

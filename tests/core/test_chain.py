@@ -1,0 +1,68 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from playproof.core.chain import MAX_INPUT_BYTES, Decision, chain_head, genesis_hash, link_hash
+
+decisions = st.lists(
+    st.tuples(
+        st.text(min_size=1, max_size=12),
+        st.none() | st.floats(min_value=0, max_value=10, allow_nan=False),
+        st.floats(min_value=0, max_value=1e6, allow_nan=False),
+    ),
+    max_size=12,
+)
+
+
+def build(raw: list[tuple[str, float | None, float]]) -> list[Decision]:
+    return [
+        Decision(turn=i, input=w, cost_usd=c, latency_ms=ms) for i, (w, c, ms) in enumerate(raw, 1)
+    ]
+
+
+@given(decisions, st.integers(0, 2**53 - 1))
+def test_chain_recomputes_and_any_edit_changes_the_head(
+    raw: list[tuple[str, float | None, float]], seed: int
+) -> None:
+    start = genesis_hash("g", "0" * 64, "1" * 64, seed=seed)
+    chain = build(raw)
+    head = chain_head(start, chain)
+    assert head == chain_head(start, [Decision.model_validate(d.model_dump()) for d in chain])
+    if chain:
+        edited = [*chain[:-1], chain[-1].model_copy(update={"input": chain[-1].input + "x"})]
+        assert chain_head(start, edited) != head
+        assert chain_head(start, chain[:-1]) != head
+    assert chain_head(genesis_hash("g", "0" * 64, "1" * 64, seed=seed + 1), chain) != head
+
+
+def test_genesis_binds_every_part_of_the_target() -> None:
+    base = genesis_hash("g", "0" * 64, "1" * 64, seed=1)
+    assert genesis_hash("h", "0" * 64, "1" * 64, seed=1) != base
+    assert genesis_hash("g", "2" * 64, "1" * 64, seed=1) != base
+    assert genesis_hash("g", "0" * 64, "3" * 64, seed=1) != base
+
+
+def test_reordering_decisions_changes_the_head() -> None:
+    a = Decision(turn=1, input="up", cost_usd=0.0, latency_ms=1.0)
+    b = Decision(turn=1, input="down", cost_usd=0.0, latency_ms=1.0)
+    assert link_hash(link_hash("x", a), b) != link_hash(link_hash("x", b), a)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"input": ""},
+        {"input": "x" * (MAX_INPUT_BYTES + 1)},
+        {"cost_usd": -1.0},
+        {"cost_usd": math.nan},
+        {"latency_ms": math.inf},
+        {"turn": 0},
+    ],
+)
+def test_decision_bounds(fields: dict[str, object]) -> None:
+    base: dict[str, object] = {"turn": 1, "input": "up", "cost_usd": 0.0, "latency_ms": 0.0}
+    with pytest.raises(ValidationError):
+        Decision.model_validate({**base, **fields})
