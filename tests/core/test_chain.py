@@ -66,3 +66,41 @@ def test_decision_bounds(fields: dict[str, object]) -> None:
     base: dict[str, object] = {"turn": 1, "input": "up", "cost_usd": 0.0, "latency_ms": 0.0}
     with pytest.raises(ValidationError):
         Decision.model_validate({**base, **fields})
+
+
+@given(
+    st.integers(1, 2**40),
+    st.text(min_size=1, max_size=30),
+    st.none() | st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+    st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+)
+def test_fast_canonical_decision_equals_rfc8785(
+    turn: int, word: str, cost: float | None, latency: float
+) -> None:
+    from playproof.core.canonical import canonical_json
+
+    decision = Decision.model_construct(turn=turn, input=word, cost_usd=cost, latency_ms=latency)
+    try:
+        expected = canonical_json(
+            {"turn": turn, "input": word, "cost_usd": cost, "latency_ms": latency}
+        )
+    except Exception:  # values with no canonical form (lone surrogates, huge integral floats)
+        return
+    assert decision.canonical() == expected
+
+
+TRICKY = 'a"\\\n\x01\u2028\u00e9'
+
+
+@pytest.mark.parametrize("value", [0.0, 1e-7, 1.5e-5, 1e16, 1e21, 1e22, 123.456, 2.0**53, 5e-324])
+def test_number_edge_cases_match_rfc8785(value: float) -> None:
+    from playproof.core.canonical import canonical_json
+
+    decision = Decision.model_construct(turn=1, input=TRICKY, cost_usd=value, latency_ms=value)
+    try:
+        expected = canonical_json(
+            {"turn": 1, "input": TRICKY, "cost_usd": value, "latency_ms": value}
+        )
+    except Exception:
+        pytest.skip("no canonical form")
+    assert decision.canonical() == expected

@@ -41,9 +41,13 @@ class HistoryEntry:
     input: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DecisionContext:
-    """Out-of-band facts a driver may use to decide (never evidence)."""
+    """Out-of-band facts a driver may use to decide (never evidence).
+
+    Built fresh for every turn (not frozen: frozen dataclasses cost several
+    times more to build, and this one is built on the hot path).
+    """
 
     turn: int
     max_turns: int

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, StrictInt, StrictStr, TypeAdapter, ValidationError
 
 from playproof.errors import FormatError
 
@@ -31,12 +31,12 @@ Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 class Evidence:
     """One snapshot of privileged evidence (see the module docstring for the fields)."""
 
-    engine: Mapping[str, int] = field(default_factory=dict)
-    save: Mapping[str, int] = field(default_factory=dict)
-    frame: Mapping[str, int] = field(default_factory=dict)
+    engine: Mapping[StrictStr, StrictInt] = field(default_factory=dict)
+    save: Mapping[StrictStr, StrictInt] = field(default_factory=dict)
+    frame: Mapping[StrictStr, StrictInt] = field(default_factory=dict)
     save_hash: Sha256Hex | None = None
     frame_hash: Sha256Hex | None = None
-    events: tuple[str, ...] = ()
+    events: tuple[StrictStr, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (sorted maps) used on the worker wire and in traces."""
@@ -53,7 +53,7 @@ class Evidence:
     def from_json(cls, data: Any) -> Evidence:
         """Rebuild evidence from :meth:`to_json` output; a bad field is a FormatError."""
         try:
-            return _ADAPTER.validate_python(data, strict=True)
+            return _ADAPTER.validate_python(data)
         except ValidationError as exc:
             raise FormatError(f"malformed evidence: {exc.errors()[0]['msg']}") from exc
 

@@ -125,6 +125,16 @@ class RunRecord(_Frozen):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
+    def __repr__(self) -> str:
+        # Short on purpose: a record can hold millions of decisions, and asyncio
+        # formats a finished task's result when asyncio.run() shuts down.
+        name = self.target.name or self.target.game_id
+        return (
+            f"RunRecord(target={name!r}, actor={self.actor.kind}:{self.actor.id}, "
+            f"seed={self.seed}, decisions={len(self.decisions)}, score={self.score!r}, "
+            f"stop={self.stop_reason.value})"
+        )
+
     @property
     def inputs(self) -> tuple[str, ...]:
         """The input log, in order."""

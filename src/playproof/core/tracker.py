@@ -64,7 +64,7 @@ def _compile(check: ValueCheck | EventCheck | HashCheck) -> _Predicate:
 class MilestoneTracker:
     """Feeds evidence snapshots through a contract and remembers what passed, and when."""
 
-    __slots__ = ("_events", "_pending", "contract", "passed")
+    __slots__ = ("_events", "_pending", "_ready", "contract", "passed")
 
     def __init__(self, contract: Contract) -> None:
         self.contract = contract
@@ -73,12 +73,24 @@ class MilestoneTracker:
         self._pending: list[tuple[str, tuple[str, ...], _Predicate]] = [
             (m.id, m.requires, _compile(m.check)) for m in contract.milestones
         ]
+        self._ready = self._eligible()
+
+    def _eligible(self) -> list[_Predicate]:
+        passed = self.passed
+        return [holds for _, requires, holds in self._pending if all(r in passed for r in requires)]
 
     def observe(self, evidence: Evidence, turn: int) -> tuple[str, ...]:
         """Take one snapshot; return the ids that passed at it, in contract order."""
         if evidence.events:
             self._events.update(evidence.events)
-        if not self._pending:
+        # Fast path: only milestones whose prerequisites have all passed can pass
+        # now, and the first to pass at a snapshot must be one of them. When one
+        # does, the full ordered pass below gives the exact semantics.
+        events = self._events
+        for holds in self._ready:
+            if holds(evidence, events):
+                break
+        else:
             return ()
         passed = self.passed
         newly: list[str] = []
@@ -90,8 +102,8 @@ class MilestoneTracker:
                 newly.append(mid)
             else:
                 still.append(entry)
-        if newly:
-            self._pending = still
+        self._pending = still
+        self._ready = self._eligible()
         return tuple(newly)
 
     @property

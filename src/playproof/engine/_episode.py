@@ -20,8 +20,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 
+from pydantic import TypeAdapter
+
 from playproof.core.agent import Action, DecisionContext, Driver, HistoryEntry, provenance_of
-from playproof.core.chain import MAX_INPUT_BYTES, Decision, genesis_hash, link_hash
+from playproof.core.chain import (
+    MAX_INPUT_BYTES,
+    Decision,
+    canonical_decision,
+    genesis_hash,
+    link_hash,
+)
 from playproof.core.contract import Contract
 from playproof.core.game import Advancing, Game, Snapshot, VerificationMode
 from playproof.core.observation import Observation
@@ -46,6 +54,9 @@ __all__ = [
     "check_mode",
     "play",
 ]
+
+# Decisions are kept as plain tuples on the hot path and validated in one batch.
+_DECISIONS: TypeAdapter[tuple[Decision, ...]] = TypeAdapter(tuple[Decision, ...])
 
 DEFAULT_MAX_TURNS = 1000
 DEFAULT_HISTORY = 32
@@ -117,7 +128,11 @@ def _checked_action(action: object, turn: int, budgeted: bool) -> Action:
     word, cost = action.input, action.cost_usd
     if not isinstance(word, str) or not word.strip():
         raise InputError(f"driver gave an empty input at turn {turn}")
-    if len(word.encode("utf-8", errors="surrogatepass")) > MAX_INPUT_BYTES:
+    try:
+        size = len(word.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InputError(f"driver gave an input that is not valid Unicode at turn {turn}") from exc
+    if size > MAX_INPUT_BYTES:
         raise InputError(f"driver gave an input over {MAX_INPUT_BYTES} bytes at turn {turn}")
     if cost is None:
         if budgeted:
@@ -151,7 +166,7 @@ async def play(
     tracker = MilestoneTracker(contract)
     budget = config.budget_usd
     head = genesis_hash(descriptor.id, descriptor.build.digest, contract_hash, seed=config.seed)
-    decisions: list[Decision] = []
+    decisions: list[tuple[int, str, float | None, float]] = []
     history: deque[HistoryEntry] = deque(maxlen=config.history or None)
     spent = 0.0
     unmeasured = 0
@@ -200,11 +215,10 @@ async def play(
                 raise DriverError(f"driver failed at turn {turn}: {exc}") from exc
             latency_ms = (time.perf_counter() - begin) * 1000.0
             action = _checked_action(raw, turn, budget is not None)
-            decision = Decision.model_construct(
-                turn=turn, input=action.input, cost_usd=action.cost_usd, latency_ms=latency_ms
+            head = link_hash(
+                head, canonical_decision(turn, action.input, action.cost_usd, latency_ms)
             )
-            head = link_hash(head, decision)
-            decisions.append(decision)
+            decisions.append((turn, action.input, action.cost_usd, latency_ms))
             if action.cost_usd is None:
                 unmeasured += 1
             else:
@@ -248,7 +262,9 @@ async def play(
             max_turns=config.max_turns,
             stop_at_game_over=config.stop_at_game_over,
         ),
-        decisions=tuple(decisions),
+        decisions=_DECISIONS.validate_python(
+            [{"turn": t, "input": w, "cost_usd": c, "latency_ms": ms} for t, w, c, ms in decisions]
+        ),
         chain_head=head,
         claimed=tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in tracker.verified),
         milestones_total=total,
