@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests benchmarks tools examples
 
-.PHONY: demo test lint typecheck contracts unit bench schemas clean
+.PHONY: demo test lint typecheck contracts unit bench schemas clean system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,10 @@ typecheck: $(VENV)/.test-installed
 contracts: $(VENV)/.test-installed
 	$(BIN)/lint-imports
 
-unit: $(VENV)/.test-installed
+system-deps:
+	bash scripts/system-deps.sh
+
+unit: $(VENV)/.test-installed system-deps
 	$(BIN)/pytest
 
 test: lint typecheck contracts unit

@@ -2,7 +2,8 @@
 
 The genesis hash binds the target (game id, build digest, contract hash) and
 the seed; each link is SHA-256 over the previous hash and the canonical
-decision. The chain detects accidental edits; the signature stops deliberate ones.
+decision (turn, input and cost; latency is signed but not chained, so that the
+same decisions always give the same head). The chain detects accidental edits; the signature stops deliberate ones.
 
 >>> head = genesis_hash("toy", "0" * 64, "1" * 64, seed=7)
 >>> d = Decision(turn=1, input="up", cost_usd=0.0, latency_ms=1.5)
@@ -54,18 +55,19 @@ def _number(value: float) -> str:
     return canonical_json(value).decode("ascii")
 
 
-def canonical_decision(turn: int, word: str, cost_usd: float | None, latency_ms: float) -> bytes:
-    """RFC 8785 bytes of one decision, built directly (equal to :func:`canonical_json`).
+def canonical_decision(turn: int, word: str, cost_usd: float | None) -> bytes:
+    """RFC 8785 bytes of what the chain covers of one decision: turn, input and cost.
+
+    Latency is left out on purpose: it is wall time, different on every run, so
+    a chain over it could never show that a resumed campaign equals a
+    continuous one. Latency is still part of the signed record.
 
     The decision loop hashes one decision per turn; formatting the four known
     fields directly costs a fraction of a general canonicalizer. A property
     test holds the two equal.
     """
     cost = "null" if cost_usd is None else _number(cost_usd)
-    return (
-        f'{{"cost_usd":{cost},"input":{_STRING(word)},'
-        f'"latency_ms":{_number(latency_ms)},"turn":{turn}}}'
-    ).encode()
+    return f'{{"cost_usd":{cost},"input":{_STRING(word)},"turn":{turn}}}'.encode()
 
 
 class Decision(BaseModel):
@@ -97,8 +99,8 @@ class Decision(BaseModel):
         return value
 
     def canonical(self) -> bytes:
-        """The RFC 8785 form the chain hashes."""
-        return canonical_decision(self.turn, self.input, self.cost_usd, self.latency_ms)
+        """The RFC 8785 form the chain hashes (turn, input, cost; not latency)."""
+        return canonical_decision(self.turn, self.input, self.cost_usd)
 
 
 def genesis_hash(game_id: str, build_digest: str, contract_hash: str, *, seed: int) -> str:

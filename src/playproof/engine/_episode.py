@@ -216,7 +216,7 @@ async def play(
             latency_ms = (time.perf_counter() - begin) * 1000.0
             action = _checked_action(raw, turn, budget is not None)
             head = link_hash(
-                head, canonical_decision(turn, action.input, action.cost_usd, latency_ms)
+                head, canonical_decision(turn, action.input, action.cost_usd)
             )
             decisions.append((turn, action.input, action.cost_usd, latency_ms))
             if action.cost_usd is None:
