@@ -1,0 +1,43 @@
+"""The PyBoy (Game Boy) adapter: any ROM by path or the bundled pp-collect game.
+
+>>> game = make_game(rom="pp-collect")
+>>> game.descriptor.vocabulary[:3]
+('noop', 'a', 'b')
+>>> game.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from playproof.adapters.pyboy._game import ADAPTER_VERSION, VOCABULARY, PyBoyGame
+from playproof.adapters.pyboy._options import Channel, PyBoyOptions
+from playproof.adapters.pyboy._roms import SHARED_ENV, corpus_rom, shared_root
+from playproof.errors import TargetError
+
+__all__ = [
+    "ADAPTER_VERSION",
+    "SHARED_ENV",
+    "VOCABULARY",
+    "Channel",
+    "PyBoyGame",
+    "PyBoyOptions",
+    "corpus_rom",
+    "make_game",
+    "shared_root",
+]
+
+
+def make_game(**options: Any) -> PyBoyGame:
+    """Build a PyBoy session from JSON options (the worker factory ``...pyboy:make_game``)."""
+    try:
+        parsed = PyBoyOptions.model_validate(options)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise TargetError(f"invalid PyBoy options: {problems}") from None
+    return PyBoyGame(parsed)

@@ -1,0 +1,86 @@
+"""Blargg's cpu_instrs individual ROMs boot under the adapter and their serial text is readable."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from playproof.adapters.pyboy import SHARED_ENV, corpus_rom, make_game, shared_root
+from playproof.errors import TargetError
+
+ROMS = (
+    "01-special",
+    "02-interrupts",
+    "03-op sp,hl",
+    "04-op r,imm",
+    "05-op rp",
+    "06-ld r,r",
+    "07-jr,jp,call,ret,rst",
+    "08-misc instrs",
+    "09-op r,r",
+    "10-bit ops",
+    "11-op a,(hl)",
+)
+FRAMES_PER_INPUT = 60
+MAX_INPUTS = 30
+"""1800 frames; the slowest ROM (11) finishes in about 660."""
+
+
+@pytest.mark.parametrize("name", ROMS)
+def test_cpu_instrs_rom_prints_its_name_and_passes(name: str) -> None:
+    path = corpus_rom("blargg", f"cpu_instrs/individual/{name}.gb")
+    game = make_game(rom_path=str(path), frames_per_input=FRAMES_PER_INPUT, press_frames=1)
+    events: list[str] = []
+    try:
+        game.reset(0)
+        for _ in range(MAX_INPUTS):
+            game.step("noop")
+            events += game.evidence().events
+            if "serial:Passed" in events or any(e.startswith("serial:Failed") for e in events):
+                break
+        text = game.serial_output()
+    finally:
+        game.close()
+    assert events == [f"serial:{name}", "serial:Passed"]
+    assert text == f"{name}\n\n\nPassed\n"
+
+
+def test_the_rom_path_does_not_enter_the_build_digest(tmp_path: Path) -> None:
+    original = corpus_rom("blargg", "cpu_instrs/individual/01-special.gb")
+    copy = tmp_path / "renamed.gb"
+    shutil.copyfile(original, copy)
+    digests = []
+    for path in (original, copy):
+        game = make_game(rom_path=str(path))
+        digests.append(game.descriptor.build.digest)
+        game.close()
+    assert digests[0] == digests[1]
+
+
+def test_corpus_files_are_checked_against_sha256sums(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "corpora" / "blargg"
+    folder.mkdir(parents=True)
+    real = shared_root() / "corpora" / "blargg" / "halt_bug.gb"
+    data = bytearray(real.read_bytes())
+    data[-1] ^= 0xFF
+    (folder / "halt_bug.gb").write_bytes(bytes(data))
+    (folder / "SHA256SUMS").write_text(
+        (shared_root() / "corpora" / "blargg" / "SHA256SUMS").read_text()
+    )
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path))
+    with pytest.raises(TargetError, match="SHA256SUMS says"):
+        corpus_rom("blargg", "halt_bug.gb")
+    with pytest.raises(TargetError, match="not listed"):
+        corpus_rom("blargg", "missing.gb")
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(TargetError, match=SHARED_ENV):
+        shared_root()
+
+
+def test_missing_rom_file_is_a_target_error(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="cannot read ROM"):
+        make_game(rom_path=str(tmp_path / "absent.gb"))
