@@ -1,0 +1,221 @@
+"""An Atari 2600 session driving ``ale_py.ALEInterface`` directly."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import struct
+import warnings
+from pathlib import Path
+from typing import Any
+
+import ale_py
+import numpy as np
+from ale_py import ALEInterface, ALEState, LoggerMode, roms
+
+from playproof.adapters.ale._options import RAM_SIZE, AleOptions
+from playproof.adapters.screen import frame_hash, png_image, shade_text
+from playproof.adapters.sealed import seal, unseal
+from playproof.core.canonical import digest, sha256_hex
+from playproof.core.evidence import Evidence
+from playproof.core.game import (
+    MAX_SEED,
+    BuildIdentity,
+    GameDescriptor,
+    Platform,
+    VerificationMode,
+)
+from playproof.core.observation import Observation
+from playproof.errors import CheckpointError, TargetError
+
+__all__ = ["ADAPTER_VERSION", "AleGame", "MAX_CHECKPOINT_BYTES", "MAX_ROM_BYTES"]
+
+ADAPTER_VERSION = "playproof.adapters.ale/1"
+"""Bumped whenever a change here could change evidence for the same inputs."""
+MAX_ROM_BYTES = 1 << 20
+"""Atari 2600 ROMs are at most a few tens of KiB; anything bigger is not a ROM."""
+MAX_CHECKPOINT_BYTES = 1 << 20
+_SEED_SPACE = 1 << 31
+"""ALE takes a signed 32-bit seed; playproof seeds are folded into it."""
+_HEAD = struct.Struct(">q?")  # score, game over
+
+
+def _rom_file(name: str) -> Path:
+    if name not in roms.get_all_rom_ids():
+        raise TargetError(f"ale-py bundles no ROM called {name!r}")
+    # get_rom_path may print (ALE_ROMS_DIR) or warn; neither may reach a worker's stdout.
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = roms.get_rom_path(name)
+    if path is None:
+        raise TargetError(f"the ale-py ROM {name!r} is missing or fails its checksum")
+    return Path(path)
+
+
+def _read_rom(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        data = handle.read(MAX_ROM_BYTES + 1)
+    if len(data) > MAX_ROM_BYTES:
+        raise TargetError(f"{path.name} is over the {MAX_ROM_BYTES}-byte ROM limit")
+    return data
+
+
+class AleGame:
+    """An ALE session: one ROM, harness frame skip, named RAM channels as evidence.
+
+    Evidence ``engine``: ``score`` (cumulative reward), ``lives``, ``frame``
+    (emulator frames since reset, evidence only) and every named RAM channel;
+    ``frame_hash`` over the RGB screen; ``save_hash`` over the serialized
+    emulator state (measured byte-stable across processes). After game over,
+    inputs are no-ops. Unknown words act as ``noop`` (time passes).
+    """
+
+    def __init__(self, options: AleOptions) -> None:
+        self._options = options
+        self._rom_path = _rom_file(options.rom)
+        rom_sha = sha256_hex(_read_rom(self._rom_path))
+        ALEInterface.setLoggerMode(LoggerMode.Error)
+        self._ale = ALEInterface()
+        self._load(0)
+        actions = list(self._ale.getMinimalActionSet())
+        self._words = {action.name.lower(): action for action in actions}
+        self._noop = ale_py.Action.NOOP
+        height, width = self._ale.getScreenDims()
+        self._rgb = np.empty((height, width, 3), dtype=np.uint8)
+        self._ram = np.empty(RAM_SIZE, dtype=np.uint8)
+        self._channels = tuple(sorted(options.ram.items()))
+        self._score = 0
+        self._over = False
+        self._cached: Evidence | None = None
+        identity = {
+            "adapter": ADAPTER_VERSION,
+            "library": f"ale-py {ale_py.__version__}",
+            "rom": options.rom,
+            "rom_sha256": rom_sha,
+            "frame_skip": options.frame_skip,
+            "ram": dict(self._channels),
+            "mode": options.mode,
+            "difficulty": options.difficulty,
+            "repeat_action_probability": 0,
+        }
+        self._descriptor = GameDescriptor(
+            id=f"ale-{options.rom}",
+            vocabulary=tuple(self._words),
+            build=BuildIdentity(
+                id=f"ale-py-{ale_py.__version__}/{options.rom}", digest=digest(identity)
+            ),
+            platform=Platform(
+                family="ale",
+                modes=(VerificationMode.REPLAY,),
+                capabilities=("checkpoint", "images") if options.image_scale else ("checkpoint",),
+            ),
+        )
+
+    def _load(self, seed: int) -> None:
+        ale = self._ale
+        ale.setInt("random_seed", seed % _SEED_SPACE)
+        ale.setFloat("repeat_action_probability", 0.0)
+        ale.setInt("frame_skip", 1)
+        ale.loadROM(str(self._rom_path))
+        options = self._options
+        if options.mode is not None or options.difficulty is not None:
+            if options.mode is not None:
+                if options.mode not in ale.getAvailableModes():
+                    raise TargetError(f"ROM {options.rom} has no mode {options.mode}")
+                ale.setMode(options.mode)
+            if options.difficulty is not None:
+                if options.difficulty not in ale.getAvailableDifficulties():
+                    raise TargetError(f"ROM {options.rom} has no difficulty {options.difficulty}")
+                ale.setDifficulty(options.difficulty)
+            ale.reset_game()
+
+    @property
+    def descriptor(self) -> GameDescriptor:
+        """ALE descriptor: vocabulary = the ROM's minimal action set, lower-cased."""
+        return self._descriptor
+
+    def reset(self, seed: int) -> None:
+        """Reload the ROM with ALE's random seed fixed by ``seed``."""
+        if not 0 <= seed <= MAX_SEED:
+            raise TargetError(f"seed {seed} is outside 0..{MAX_SEED}")
+        self._load(seed)
+        self._score = 0
+        self._over = self._ale.game_over()
+        self._cached = None
+
+    def step(self, word: str) -> None:
+        """Repeat the word's action for ``frame_skip`` frames (stops at game over)."""
+        if self._over:
+            return
+        ale = self._ale
+        action = self._words.get(word, self._noop)
+        act, game_over = ale.act, ale.game_over
+        reward = 0
+        for _ in range(self._options.frame_skip):
+            reward += act(action)
+            if game_over():
+                self._over = True
+                break
+        self._score += reward
+        self._cached = None
+
+    def evidence(self) -> Evidence:
+        """Score, lives, frame counter, RAM channels, frame hash and save hash."""
+        if self._cached is not None:
+            return self._cached
+        ale = self._ale
+        ale.getScreenRGB(self._rgb)
+        engine = {"score": self._score, "lives": ale.lives(), "frame": ale.getEpisodeFrameNumber()}
+        if self._channels:
+            ale.getRAM(self._ram)
+            ram = self._ram
+            for name, index in self._channels:
+                engine[name] = int(ram[index])
+        self._cached = Evidence(
+            engine=engine,
+            frame_hash=frame_hash(self._rgb),
+            save_hash=hashlib.sha256(ale.cloneState().serialize()).hexdigest(),
+        )
+        return self._cached
+
+    def observe(self) -> Observation:
+        """Shaded text of the screen plus score and lives; the PNG screen when images are on."""
+        screen = self._ale.getScreenRGB()
+        summary = f"score {self._score} | lives {self._ale.lives()}"
+        if self._over:
+            summary += " | game over"
+        text = f"{shade_text(screen)}\n{summary}"
+        scale = self._options.image_scale
+        images = (png_image(screen, scale=scale, label="screen"),) if scale else ()
+        return Observation(text=text, images=images)
+
+    def over(self) -> bool:
+        """True once ALE reports game over."""
+        return self._over
+
+    def checkpoint(self) -> bytes:
+        """The emulator state (with its RNG) and the score, sealed to this build."""
+        state = self._ale.cloneState(include_rng=True).serialize()
+        payload = _HEAD.pack(self._score, self._over) + state
+        return seal(payload, kind="ale", build=self._descriptor.build.digest)
+
+    def restore(self, blob: bytes) -> None:
+        """Restore a :meth:`checkpoint` of this build; anything else raises CheckpointError."""
+        payload = unseal(
+            blob, kind="ale", build=self._descriptor.build.digest, limit=MAX_CHECKPOINT_BYTES
+        )
+        if len(payload) <= _HEAD.size:
+            raise CheckpointError("ale checkpoint has no emulator state")
+        score, over = _HEAD.unpack(payload[: _HEAD.size])
+        try:
+            state: Any = ALEState(payload[_HEAD.size :])
+            self._ale.restoreState(state)
+        except Exception as exc:  # the binding raises untyped SystemErrors on bad state
+            raise CheckpointError(f"ALE refused the checkpoint state: {exc}") from exc
+        self._score, self._over = score, over
+        self._cached = None
+
+    def close(self) -> None:
+        """Drop the emulator (idempotent)."""
+        self._cached = None

@@ -1,0 +1,48 @@
+"""Options of the stable-retro adapter (JSON, validated at the boundary)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from playproof.adapters.screen import MAX_IMAGE_SCALE
+from playproof.core.canonical import canonical_json
+from playproof.errors import FormatError, TargetError
+
+__all__ = ["MAX_FRAME_SKIP", "RetroOptions"]
+
+MAX_FRAME_SKIP = 64
+
+ButtonName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$")]
+
+
+class RetroOptions(BaseModel):
+    """How to build a stable-retro session: game, save state, frame skip, pad buttons, images."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    game: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")] = "Airstriker-Genesis-v0"
+    """A stable-retro game id whose ROM is installed (Airstriker ships with the library)."""
+    state: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")] | None = None
+    """The integration's save state to start from (None = the game's default state)."""
+    frame_skip: Annotated[int, Field(ge=1, le=MAX_FRAME_SKIP)] = 4
+    buttons: Annotated[tuple[ButtonName, ...], Field(min_length=1, max_length=16)] | None = None
+    """Pad buttons the vocabulary uses (lower-case; None = every button of the console)."""
+    image_scale: Annotated[int, Field(ge=0, le=MAX_IMAGE_SCALE)] = 0
+    """0 = text only; n > 0 adds the real screen as a PNG upscaled n times."""
+
+    @classmethod
+    def parse(cls, options: dict[str, object]) -> RetroOptions:
+        """Validate JSON options; every problem is reported in one TargetError."""
+        try:
+            # Through JSON so that strict mode takes JSON arrays for tuples, as a worker sends them.
+            return cls.model_validate_json(canonical_json(options))
+        except FormatError as exc:
+            raise TargetError(f"options are not JSON: {exc}") from exc
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise TargetError(f"invalid stable-retro options: {problems}") from exc

@@ -1,0 +1,135 @@
+"""Screen helpers shared by the emulator adapters: frame hash, text downsample, PNG images.
+
+A *screen* is an RGB array of shape ``(height, width, 3)`` and dtype ``uint8``.
+Its frame hash is the SHA-256 of its C-ordered bytes, so anyone holding the
+pixels (for example the decoded PNG image, once the integer scale is undone
+with :func:`unscale`) recomputes the same hash.
+
+>>> import numpy as np
+>>> screen = np.zeros((4, 6, 3), dtype=np.uint8)
+>>> screen[1:3, 2:4] = 255
+>>> print(shade_text(screen, cols=6, rows=4))
+<BLANKLINE>
+  @@
+  @@
+<BLANKLINE>
+>>> image = png_image(screen, scale=3)
+>>> pixels = unscale(decode_png(image.raw()), 3)
+>>> (image.width, image.height), frame_hash(pixels) == frame_hash(screen)
+((18, 12), True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image as PILImage
+
+from playproof.core.observation import MAX_IMAGE_EDGE, Image
+from playproof.errors import ObservationError
+
+__all__ = [
+    "MAX_IMAGE_SCALE",
+    "SHADES",
+    "TEXT_COLS",
+    "TEXT_ROWS",
+    "Screen",
+    "decode_png",
+    "frame_hash",
+    "png_image",
+    "shade_text",
+    "unscale",
+]
+
+Screen = npt.NDArray[np.uint8]
+"""An RGB screen, shape ``(height, width, 3)``."""
+
+SHADES = " .:-=+*#%@"
+"""Shade characters from dark to bright."""
+TEXT_COLS = 40
+TEXT_ROWS = 16
+MAX_IMAGE_SCALE = 8
+"""The largest integer upscale an adapter accepts (edges must also stay within the image bounds)."""
+_PNG_COMPRESS_LEVEL = 1
+"""Fast PNG compression: emulator screens are flat-coloured and compress well at any level."""
+_MAX_DECODED_PIXELS = MAX_IMAGE_EDGE * MAX_IMAGE_EDGE
+
+
+def frame_hash(screen: Screen) -> str:
+    """SHA-256 hex of the screen's C-ordered RGB bytes."""
+    return hashlib.sha256(np.ascontiguousarray(screen).data).hexdigest()
+
+
+def _block_edges(size: int, blocks: int) -> npt.NDArray[np.intp]:
+    return np.linspace(0, size, num=blocks + 1).astype(np.intp)
+
+
+def shade_text(screen: Screen, *, cols: int = TEXT_COLS, rows: int = TEXT_ROWS) -> str:
+    """Downsample the screen to ``rows`` lines of ``cols`` shade characters (trailing blanks cut).
+
+    The most common colour is the background; each character shades the share
+    of non-background pixels in its block, and any block holding at least one
+    such pixel shows, so a two-pixel ball stays visible.
+    """
+    height, width = screen.shape[:2]
+    rows, cols = min(rows, height), min(cols, width)
+    pixels = screen.astype(np.uint32)
+    packed = (pixels[..., 0] << 16) | (pixels[..., 1] << 8) | pixels[..., 2]
+    values, counts = np.unique(packed, return_counts=True)
+    foreground = (packed != values[counts.argmax()]).astype(np.int64)
+    row_edges, col_edges = _block_edges(height, rows), _block_edges(width, cols)
+    summed = np.add.reduceat(
+        np.add.reduceat(foreground, row_edges[:-1], axis=0), col_edges[:-1], axis=1
+    )
+    areas = np.outer(np.diff(row_edges), np.diff(col_edges))
+    steps = len(SHADES) - 1
+    # ceil(share * steps): zero stays blank, any foreground pixel is at least the first shade.
+    levels = (summed * steps + areas - 1) // areas
+    lookup = np.array(list(SHADES))
+    return "\n".join("".join(row).rstrip() for row in lookup[levels])
+
+
+def png_image(screen: Screen, *, scale: int, label: str | None = None) -> Image:
+    """The screen upscaled by an integer ``scale`` (nearest neighbour) as a bounded PNG image."""
+    if not 1 <= scale <= MAX_IMAGE_SCALE:
+        raise ObservationError(f"image scale {scale} is outside 1..{MAX_IMAGE_SCALE}")
+    height, width = screen.shape[:2]
+    if max(height, width) * scale > MAX_IMAGE_EDGE:
+        raise ObservationError(
+            f"a {width}x{height} screen at scale {scale} is over the {MAX_IMAGE_EDGE} px edge bound"
+        )
+    pixels = np.ascontiguousarray(screen)
+    if scale > 1:
+        pixels = np.repeat(np.repeat(pixels, scale, axis=0), scale, axis=1)
+    buffer = io.BytesIO()
+    PILImage.fromarray(pixels, mode="RGB").save(
+        buffer, format="PNG", compress_level=_PNG_COMPRESS_LEVEL
+    )
+    return Image.from_bytes(
+        buffer.getvalue(),
+        media_type="image/png",
+        width=width * scale,
+        height=height * scale,
+        label=label,
+    )
+
+
+def decode_png(data: bytes) -> Screen:
+    """Decode PNG bytes to an RGB screen (bounded to the image edge limit)."""
+    try:
+        with PILImage.open(io.BytesIO(data), formats=["PNG"]) as image:
+            if image.width * image.height > _MAX_DECODED_PIXELS:
+                raise ObservationError(f"PNG of {image.width}x{image.height} px is over the bound")
+            rgb: Any = image.convert("RGB")
+            return np.asarray(rgb, dtype=np.uint8)
+    except (OSError, ValueError) as exc:
+        raise ObservationError(f"not a decodable PNG: {exc}") from exc
+
+
+def unscale(screen: Screen, scale: int) -> Screen:
+    """Undo a nearest-neighbour integer upscale (take every ``scale``-th pixel)."""
+    return np.ascontiguousarray(screen[::scale, ::scale])
