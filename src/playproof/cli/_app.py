@@ -97,8 +97,9 @@ def targets(json_output: JsonFlag = False) -> None:
         _emit([_target_summary(t) for t in found])
         return
     table = Table(title="playproof targets")
-    for column in ("target", "milestones", "reference", "isolation", "separates", "description"):
-        table.add_column(column)
+    for column in ("target", "milestones", "reference", "isolation", "separates"):
+        table.add_column(column, no_wrap=True, min_width=len(column))
+    table.add_column("description", overflow="fold", ratio=1)
     for target in found:
         summary = _target_summary(target)
         table.add_row(
