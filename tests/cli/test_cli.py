@@ -116,3 +116,29 @@ def test_demo_runs_end_to_end(workdir: Path) -> None:
     result = cli("demo", cwd=workdir)
     assert "demo complete" in result.stdout
     assert (workdir / "playproof-runs" / "demo" / "2048-signed.json").exists()
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        f"session:{sys.executable} {EXAMPLES / 'session_agent.py'}",
+        f"cli:{sys.executable} {EXAMPLES / 'oneshot_json_agent.py'}",
+    ],
+)
+def test_program_agents_from_the_command_line(workdir: Path, agent: str) -> None:
+    out = workdir / "program.json"
+    cli("run", "native/2048", "--agent", agent, "--max-turns", "15", "--out", str(out), cwd=workdir)
+    report = json.loads(cli("verify", str(out), "--json", cwd=workdir).stdout)
+    assert report["verdict"] == "clean"
+    shown = json.loads(cli("show", str(out), "--json", cwd=workdir).stdout)
+    assert shown["turns"] == 15
+    assert shown["actor"].split(":")[0] in ("session", "cli")
+
+
+def test_openai_agent_needs_a_model(workdir: Path) -> None:
+    result = cli("run", "native/2048", "--agent", "openai:", cwd=workdir, check=False)
+    assert result.returncode == 3
+    assert "needs a model name" in result.stderr

@@ -2,23 +2,70 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 from playproof.core.agent import Driver
 from playproof.core.baselines import baseline_names
-from playproof.drivers import BaselineDriver, CallableDriver, ScriptedDriver
-from playproof.errors import TargetError
+from playproof.drivers import (
+    BaselineDriver,
+    CallableDriver,
+    CliDriver,
+    OpenAIDriver,
+    Pricing,
+    ScriptedDriver,
+    SessionDriver,
+)
+from playproof.errors import DriverError, TargetError
 from playproof.targets import Target, read_input_script
 
-__all__ = ["AGENT_HELP", "AgentChoice", "parse_agent"]
+__all__ = ["AGENT_HELP", "AgentChoice", "AgentOptions", "parse_agent"]
 
 AGENT_HELP = (
     "reference | script:PATH | baseline:NAME (constant:WORD, unknown, round-robin, random-walk) "
-    "| python:MODULE:FUNCTION"
+    "| python:MODULE:FUNCTION | openai:MODEL | cli:'COMMAND ARGS' | session:'COMMAND ARGS'"
 )
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Command-line options that configure the model and program drivers."""
+
+    cost_usd: float | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    price_input: float | None = None
+    price_cached_input: float | None = None
+    price_output: float | None = None
+    vision: bool = False
+    reply: str = "json"
+    timeout_s: float | None = None
+
+
+def _pricing(options: AgentOptions) -> Pricing | None:
+    if options.price_input is None and options.price_output is None:
+        return None
+    if options.price_input is None or options.price_output is None:
+        raise DriverError("declare both --price-input and --price-output (USD per million tokens)")
+    return Pricing(
+        input_usd_per_mtok=options.price_input,
+        output_usd_per_mtok=options.price_output,
+        cached_input_usd_per_mtok=options.price_cached_input,
+    )
+
+
+def _argv(rest: str, kind: str) -> list[str]:
+    try:
+        argv = shlex.split(rest)
+    except ValueError as exc:
+        raise DriverError(f"cannot split the {kind} command {rest!r}: {exc}") from exc
+    if not argv:
+        raise DriverError(f"{kind}: needs a command, e.g. {kind}:'python agent.py'")
+    return argv
 
 
 @dataclass(frozen=True)
@@ -41,9 +88,11 @@ def _python(spec: str, cost: float | None) -> Driver:
 
 
 def parse_agent(
-    spec: str, target: Target, *, seed: int = 0, cost_usd: float | None = None
+    spec: str, target: Target, *, seed: int = 0, options: AgentOptions | None = None
 ) -> AgentChoice:
     """Build the driver named by ``spec`` (see :data:`AGENT_HELP`)."""
+    options = options or AgentOptions()
+    cost_usd = options.cost_usd
     kind, _, rest = spec.partition(":")
     if spec == "reference":
         return AgentChoice(
@@ -59,4 +108,41 @@ def parse_agent(
         return AgentChoice(BaselineDriver(rest, seed=seed))
     if kind == "python":
         return AgentChoice(_python(rest, cost_usd))
+    timeout: dict[str, Any] = {} if options.timeout_s is None else {"timeout_s": options.timeout_s}
+    if kind == "openai":
+        if not rest:
+            raise DriverError("openai: needs a model name, e.g. openai:gpt-4o-mini")
+        base: dict[str, Any] = {} if options.base_url is None else {"base_url": options.base_url}
+        return AgentChoice(
+            OpenAIDriver(
+                rest,
+                api_key_env=options.api_key_env,
+                vision=options.vision,
+                pricing=_pricing(options),
+                **base,
+                **timeout,
+            )
+        )
+    if kind == "cli":
+        return AgentChoice(
+            CliDriver(
+                _argv(rest, "cli"),
+                reply="word" if options.reply == "word" else "json",
+                fixed_cost_usd=cost_usd,
+                vision=options.vision,
+                **timeout,
+            )
+        )
+    if kind == "session":
+        session_timeout: dict[str, Any] = (
+            {} if options.timeout_s is None else {"decision_timeout_s": options.timeout_s}
+        )
+        return AgentChoice(
+            SessionDriver(
+                _argv(rest, "session"),
+                fixed_cost_usd=cost_usd,
+                vision=options.vision,
+                **session_timeout,
+            )
+        )
     raise TargetError(f"unknown agent {spec!r}; use {AGENT_HELP}")

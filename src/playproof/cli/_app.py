@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from playproof._api import arun, resolve_target, verify_record, verify_signed
-from playproof.cli._agents import AGENT_HELP, parse_agent
+from playproof.cli._agents import AGENT_HELP, AgentOptions, parse_agent
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     default_record_path,
@@ -138,12 +138,12 @@ def _play(
     stop_at_game_over: bool,
     mode: str | None,
     worker: bool | None,
-    cost: float | None,
+    options: AgentOptions,
     quiet: bool,
 ) -> RunRecord:
     import asyncio
 
-    choice = parse_agent(agent, target, seed=agent_seed, cost_usd=cost)
+    choice = parse_agent(agent, target, seed=agent_seed, options=options)
     turns = max_turns if max_turns is not None else choice.max_turns or DEFAULT_MAX_TURNS
     if choice.max_turns is not None:
         turns = min(turns, choice.max_turns)
@@ -196,7 +196,30 @@ def run(
         bool | None, typer.Option("--worker/--in-process", help="Run the game in a child process.")
     ] = None,
     cost: Annotated[
-        float | None, typer.Option(help="Declared USD cost per decision of a python: agent.")
+        float | None,
+        typer.Option(help="Declared USD cost per decision of a python:, cli: or session: agent."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="openai: base URL of an OpenAI-compatible API.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="openai: NAME of the environment variable holding the key.")
+    ] = None,
+    price_input: Annotated[
+        float | None, typer.Option(help="openai: USD per million input tokens.")
+    ] = None,
+    price_cached_input: Annotated[
+        float | None, typer.Option(help="openai: USD per million cached input tokens.")
+    ] = None,
+    price_output: Annotated[
+        float | None, typer.Option(help="openai: USD per million output tokens.")
+    ] = None,
+    vision: Annotated[
+        bool, typer.Option(help="Send screen images to the agent when the target has them.")
+    ] = False,
+    reply: Annotated[str, typer.Option(help="cli: agent reply mode, json or word.")] = "json",
+    agent_timeout: Annotated[
+        float | None, typer.Option(help="Seconds an agent may take for one decision.")
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Where to write the signed record.")] = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
@@ -217,7 +240,17 @@ def run(
         stop_at_game_over=stop_at_game_over,
         mode=mode,
         worker=worker,
-        cost=cost,
+        options=AgentOptions(
+            cost_usd=cost,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            price_input=price_input,
+            price_cached_input=price_cached_input,
+            price_output=price_output,
+            vision=vision,
+            reply=reply,
+            timeout_s=agent_timeout,
+        ),
         quiet=_wants_json(json_output),
     )
     path = write_document(

@@ -11,6 +11,7 @@ import typer
 from rich.panel import Panel
 
 from playproof._api import verify_signed
+from playproof.cli._agents import AgentOptions
 from playproof.cli._app import (
     KeyDir,
     _play,
@@ -63,7 +64,7 @@ def demo(
         stop_at_game_over=True,
         mode=None,
         worker=None,
-        cost=None,
+        options=AgentOptions(),
         quiet=False,
     )
     envelope = sign_record(record, key).to_json()

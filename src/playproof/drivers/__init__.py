@@ -8,17 +8,25 @@ from playproof.core.agent import (
     HistoryEntry,
     normalize_input,
 )
+from playproof.drivers._cost import Pricing
 from playproof.drivers.callable import CallableDriver
+from playproof.drivers.cli import CliDriver
+from playproof.drivers.openai import OpenAIDriver
 from playproof.drivers.scripted import BaselineDriver, ScriptedDriver
+from playproof.drivers.session import SessionDriver
 
 __all__ = [
     "NOOP",
     "Action",
     "BaselineDriver",
     "CallableDriver",
+    "CliDriver",
     "DecisionContext",
     "Driver",
     "HistoryEntry",
+    "OpenAIDriver",
+    "Pricing",
     "ScriptedDriver",
+    "SessionDriver",
     "normalize_input",
 ]

@@ -1,0 +1,152 @@
+"""Agent child processes: spawned without a shell in their own process group, killed as a group.
+
+POSIX only: a new session per child makes the child the leader of a process
+group, so everything it spawns can be killed with one ``killpg``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from playproof.errors import DriverError
+
+__all__ = [
+    "REAP_TIMEOUT_S",
+    "STDERR_TAIL_BYTES",
+    "OutputTail",
+    "actor_name",
+    "checked_argv",
+    "discard_until_eof",
+    "kill_group",
+    "reap",
+    "settle",
+    "spawn",
+]
+
+STDERR_TAIL_BYTES = 2048
+"""How much of an agent's stderr an error message quotes (the end of it)."""
+REAP_TIMEOUT_S = 5.0
+"""How long to wait for a SIGKILLed child to be reaped before giving up on it."""
+_MAX_NAME_CHARS = 200
+_DISCARD_CHUNK = 64 * 1024
+
+# Arguments that look like program files name the agent well ("python agent.py");
+# anything else (flags, tokens, URLs) stays out of the record.
+_PROGRAM_SUFFIXES = (".py", ".js", ".mjs", ".ts", ".sh", ".rb", ".pl", ".lua", ".jar", ".exe")
+
+
+def checked_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """Validate an argument vector: non-empty strings, no NUL (refused at construction)."""
+    if isinstance(argv, str | bytes):
+        raise DriverError("the agent command must be a list of arguments, not one string")
+    args = tuple(argv)
+    if not args or not args[0]:
+        raise DriverError("the agent command is empty")
+    for index, arg in enumerate(args):
+        if not isinstance(arg, str):
+            raise DriverError(f"agent argument {index} is {type(arg).__name__}, not str")
+        if "\x00" in arg:
+            raise DriverError(f"agent argument {index} contains a NUL byte")
+    return args
+
+
+def actor_name(argv: Sequence[str], name: str | None) -> str:
+    """A short, secret-free name for the record: ``name`` or the program and script names."""
+    if name is not None:
+        if not name or "\x00" in name or len(name) > _MAX_NAME_CHARS:
+            raise DriverError(f"agent name must be 1..{_MAX_NAME_CHARS} characters without NUL")
+        return name
+    parts = [Path(argv[0]).name]
+    parts += [
+        Path(arg).name
+        for arg in argv[1:]
+        if not arg.startswith("-") and arg.lower().endswith(_PROGRAM_SUFFIXES)
+    ]
+    return " ".join(parts)[:_MAX_NAME_CHARS]
+
+
+async def spawn(
+    argv: Sequence[str], *, cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` (no shell) with piped stdin/stdout/stderr as a new process group leader."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise DriverError(f"cannot start the agent {argv[0]!r}: {exc}") from exc
+
+
+def kill_group(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL the child's whole process group (it may already be gone)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def reap(process: asyncio.subprocess.Process) -> int | None:
+    """Kill the group, wait (bounded) for the child's exit status and close its pipes."""
+    kill_group(process)
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        async with asyncio.timeout(REAP_TIMEOUT_S):
+            return await process.wait()
+    except TimeoutError:
+        return None
+
+
+async def settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Let pipe readers of a killed group reach EOF (which closes the pipes), bounded; else cancel.
+
+    Cancelling a reader while its pipe is still open would leave the pipe to the
+    garbage collector, so the readers get a moment to see EOF first.
+    """
+    _, pending = await asyncio.wait(tasks, timeout=REAP_TIMEOUT_S) if tasks else ((), ())
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def discard_until_eof(stream: asyncio.StreamReader | None) -> None:
+    """Read and drop what a killed child left in a pipe, so the pipe closes (bounded in time)."""
+    if stream is None:
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(REAP_TIMEOUT_S):
+            while await stream.read(_DISCARD_CHUNK):
+                pass
+
+
+class OutputTail:
+    """The last ``limit`` bytes written to a stream, for error messages."""
+
+    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+        self._limit = limit
+        self._data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        """Append a chunk, keeping only the tail."""
+        self._data += chunk
+        if len(self._data) > self._limit:
+            del self._data[: len(self._data) - self._limit]
+
+    def text(self) -> str:
+        """The tail as text (undecodable bytes replaced), stripped."""
+        return self._data.decode("utf-8", errors="replace").strip()
+
+    def suffix(self) -> str:
+        """``": <tail>"`` for an error message, or nothing when the stream was empty."""
+        tail = self.text()
+        return f"; stderr ends with: {tail}" if tail else ""
