@@ -6,7 +6,15 @@ recompute what it earned by replay and check an Ed25519 signature over exactly
 what happened.
 """
 
-from playproof._api import arun, resolve_target, run, verify_record, verify_signed
+from playproof._api import (
+    acampaign,
+    arun,
+    campaign,
+    resolve_target,
+    run,
+    verify_record,
+    verify_signed,
+)
 from playproof.core.agent import NOOP, Action, DecisionContext, Driver, HistoryEntry
 from playproof.core.contract import Contract, Milestone, parse_contract
 from playproof.core.evidence import Evidence
@@ -14,17 +22,36 @@ from playproof.core.game import Game, GameDescriptor, Platform, VerificationMode
 from playproof.core.observation import Image, Observation
 from playproof.core.record import RunRecord, StopReason
 from playproof.core.report import CheckResult, VerificationReport
-from playproof.drivers import BaselineDriver, CallableDriver, ScriptedDriver
-from playproof.engine import EpisodeConfig, TurnReport
+from playproof.drivers import (
+    BaselineDriver,
+    CallableDriver,
+    CliDriver,
+    OpenAIDriver,
+    Pricing,
+    ScriptedDriver,
+    SessionDriver,
+)
+from playproof.engine import (
+    Analysis,
+    CampaignResult,
+    EpisodeConfig,
+    Ledger,
+    SegmentReport,
+    Steer,
+    TurnReport,
+)
 from playproof.sign import Envelope, SigningKey, VerifyingKey, sign_record, verify_envelope
 from playproof.targets import Target, get_target, list_targets
 
 __all__ = [
     "NOOP",
     "Action",
+    "Analysis",
     "BaselineDriver",
     "CallableDriver",
+    "CampaignResult",
     "CheckResult",
+    "CliDriver",
     "Contract",
     "DecisionContext",
     "Driver",
@@ -35,19 +62,27 @@ __all__ = [
     "GameDescriptor",
     "HistoryEntry",
     "Image",
+    "Ledger",
     "Milestone",
     "Observation",
+    "OpenAIDriver",
     "Platform",
+    "Pricing",
     "RunRecord",
     "ScriptedDriver",
+    "SegmentReport",
+    "SessionDriver",
     "SigningKey",
+    "Steer",
     "StopReason",
     "Target",
     "TurnReport",
     "VerificationMode",
     "VerificationReport",
     "VerifyingKey",
+    "acampaign",
     "arun",
+    "campaign",
     "get_target",
     "list_targets",
     "parse_contract",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from playproof.core.agent import Driver
@@ -20,13 +21,32 @@ from playproof.core.game import Game, VerificationMode
 from playproof.core.record import RunRecord
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.drivers import CallableDriver
-from playproof.engine import DEFAULT_MAX_TURNS, EpisodeConfig, TurnReport, check_mode, play
+from playproof.engine import (
+    DEFAULT_MAX_TURNS,
+    Analyst,
+    CampaignResult,
+    EpisodeConfig,
+    SegmentReport,
+    SteeringHook,
+    TurnReport,
+    check_mode,
+    play,
+    run_campaign,
+)
 from playproof.errors import TargetError
 from playproof.sign import VerifyingKey, verify_envelope
 from playproof.targets import Target, get_target
 from playproof.verify import attest, parse_record
 
-__all__ = ["arun", "resolve_target", "run", "verify_record", "verify_signed"]
+__all__ = [
+    "acampaign",
+    "arun",
+    "campaign",
+    "resolve_target",
+    "run",
+    "verify_record",
+    "verify_signed",
+]
 
 
 def resolve_target(target: str | Target) -> Target:
@@ -81,6 +101,69 @@ async def arun(
 def run(target: str | Target, agent: Driver | Callable[..., Any], **options: Any) -> RunRecord:
     """Blocking form of :func:`arun` (same arguments)."""
     return asyncio.run(arun(target, agent, **options))
+
+
+async def acampaign(
+    target: str | Target,
+    agent: Driver | Callable[..., Any],
+    *,
+    segment_turns: int,
+    ledger: str | Path | None = None,
+    seed: int | None = None,
+    budget_usd: float | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    stop_at_game_over: bool = True,
+    mode: VerificationMode | str | None = None,
+    worker: bool | None = None,
+    guidance: str | None = None,
+    analyst: Analyst | None = None,
+    steering: SteeringHook | None = None,
+    segments: int | None = None,
+    cancel: asyncio.Event | None = None,
+    on_turn: Callable[[TurnReport], None] | None = None,
+    on_segment: Callable[[SegmentReport], None] | None = None,
+) -> CampaignResult:
+    """Play (or resume from ``ledger``) a campaign of ``segment_turns``-turn segments.
+
+    The finished campaign's ``record`` is the same run record a single episode
+    with the same driver, seed and limits produces.
+    """
+    resolved = resolve_target(target)
+    config = EpisodeConfig(
+        seed=resolved.spec.reference_seed if seed is None else seed,
+        budget_usd=budget_usd,
+        max_turns=max_turns,
+        stop_at_game_over=stop_at_game_over,
+        mode=VerificationMode(mode) if isinstance(mode, str) else mode,
+        guidance=guidance,
+        target_name=resolved.name,
+    )
+    driver = _as_driver(agent)
+    game = resolved.open(worker=worker)
+    try:
+        return await run_campaign(
+            game,
+            resolved.contract,
+            driver,
+            config,
+            segment_turns=segment_turns,
+            ledger=Path(ledger) if ledger is not None else None,
+            analyst=analyst,
+            steering=steering,
+            segments=segments,
+            cancel=cancel,
+            on_turn=on_turn,
+            on_segment=on_segment,
+        )
+    finally:
+        game.close()
+
+
+def campaign(
+    target: str | Target, agent: Driver | Callable[..., Any], **options: Any
+) -> CampaignResult:
+    """Blocking form of :func:`acampaign` (same arguments)."""
+    return asyncio.run(acampaign(target, agent, **options))
 
 
 def verify_record(

@@ -12,6 +12,7 @@ Every error playproof raises on purpose derives from :class:`PlayproofError`::
     │   ├── DriverError             the driver raised, timed out or answered badly
     │   │   └── InputError          empty, oversized or otherwise unusable input
     │   ├── CostError               a cost that is negative, not finite, or cannot be measured
+    │   ├── HookError               a campaign's analyst or steering hook failed or answered badly
     │   └── RunCancelled            the run was cancelled before it finished
     ├── WorkerError                 a game worker process failed
     │   ├── WorkerStartError        the worker did not become ready in time
@@ -36,7 +37,9 @@ __all__ = [
     "CostError",
     "DriverError",
     "FormatError",
+    "HookError",
     "InputError",
+    "LedgerError",
     "SigningKeyError",
     "ModeError",
     "NotSupportedError",
@@ -75,6 +78,17 @@ class ObservationError(FormatError):
     """An observation breaks the bounds of ARCHITECTURE 3.3 (nothing is silently shrunk)."""
 
 
+class LedgerError(FormatError):
+    """A campaign ledger is missing, malformed, disagrees with itself or with the run it continues.
+
+    ``problems`` lists every mismatch found, each naming what disagrees.
+    """
+
+    def __init__(self, path: str, problems: Sequence[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        super().__init__(f"ledger {path} rejected: {'; '.join(self.problems)}")
+
+
 class TargetError(PlayproofError):
     """A target is unknown or cannot be built."""
 
@@ -97,6 +111,10 @@ class InputError(DriverError):
 
 class CostError(RunError):
     """A cost that is negative, not finite, or that cannot be measured under a budget."""
+
+
+class HookError(RunError):
+    """A campaign's analyst or steering hook raised or gave an answer that does not validate."""
 
 
 class RunCancelled(RunError):

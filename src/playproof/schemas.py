@@ -19,8 +19,11 @@ from playproof.core.evidence import Evidence
 from playproof.core.observation import Observation
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
+from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord
+from playproof.engine import Ledger
 from playproof.sign import Envelope, Statement
 from playproof.targets import TargetSpec
+from playproof.verify import CalibrationReport, DiscoveryReport, ExplorationReport, MarkSet
 
 __all__ = ["SCHEMAS", "generate", "render"]
 
@@ -38,6 +41,14 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "dsse-envelope": _model(Envelope),
     "in-toto-statement": _model(Statement),
     "target": _model(TargetSpec),
+    "corpus-manifest": _model(CorpusManifest),
+    "corpus-answers": _model(CorpusAnswers),
+    "grade-record": _model(GradeRecord),
+    "calibration-report": _model(CalibrationReport),
+    "discovery-report": _model(DiscoveryReport),
+    "exploration-report": _model(ExplorationReport),
+    "marks": _model(MarkSet),
+    "ledger": _model(Ledger),
 }
 """Schema file stem -> generator."""
 

@@ -1,5 +1,6 @@
-"""The decision loop: episodes under declared budgets and turn limits."""
+"""The decision loop: episodes and campaigns under declared budgets and turn limits."""
 
+from playproof.engine._campaign import CampaignResult, run_campaign
 from playproof.engine._episode import (
     DEFAULT_HISTORY,
     DEFAULT_MAX_TURNS,
@@ -8,12 +9,46 @@ from playproof.engine._episode import (
     check_mode,
     play,
 )
+from playproof.engine._ledger import (
+    LEDGER_SCHEMA,
+    MAX_LEDGER_BYTES,
+    Analysis,
+    Ledger,
+    Recommendation,
+    SegmentStatus,
+    Steer,
+    load_ledger,
+    save_ledger,
+)
+from playproof.engine._segments import (
+    DEFAULT_RECENT,
+    Analyst,
+    SegmentReport,
+    SteeringHook,
+    TrajectoryStep,
+)
 
 __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_MAX_TURNS",
+    "DEFAULT_RECENT",
+    "LEDGER_SCHEMA",
+    "MAX_LEDGER_BYTES",
+    "Analysis",
+    "Analyst",
+    "CampaignResult",
     "EpisodeConfig",
+    "Ledger",
+    "Recommendation",
+    "SegmentReport",
+    "SegmentStatus",
+    "Steer",
+    "SteeringHook",
+    "TrajectoryStep",
     "TurnReport",
     "check_mode",
+    "load_ledger",
     "play",
+    "run_campaign",
+    "save_ledger",
 ]

@@ -1,0 +1,418 @@
+"""The one decision loop, as resumable state: episodes and campaigns both run through it.
+
+A :class:`DecisionLoop` holds everything a run accumulates (game state, the
+milestone tracker, the chain head, the decisions, the spend, the text history
+shown to the driver). :meth:`DecisionLoop.start` powers the game on;
+:meth:`DecisionLoop.resume` rebuilds the same state from a recorded input log
+(the prefix of a campaign) in one pass over the live game; :meth:`run` plays
+until a stop rule fires, optionally at a segment boundary; :meth:`record`
+turns the state into a run record.
+
+Before each decision :meth:`run` checks, in order: game over (when armed), the
+turn limit, the budget, the segment limit, cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import platform
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Protocol
+
+from pydantic import TypeAdapter
+
+from playproof.core.agent import Action, DecisionContext, Driver, HistoryEntry, provenance_of
+from playproof.core.chain import (
+    MAX_INPUT_BYTES,
+    Decision,
+    canonical_decision,
+    genesis_hash,
+    link_hash,
+)
+from playproof.core.contract import Contract
+from playproof.core.game import Advancing, Game, Snapshot, VerificationMode
+from playproof.core.observation import Observation
+from playproof.core.record import (
+    Accounting,
+    Actor,
+    ClaimedMilestone,
+    Limits,
+    Provenance,
+    RunRecord,
+    StopReason,
+    TargetPin,
+)
+from playproof.core.tracker import MilestoneTracker
+from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
+
+__all__ = [
+    "DEFAULT_HISTORY",
+    "DEFAULT_MAX_TURNS",
+    "DecisionLoop",
+    "EpisodeConfig",
+    "TurnReport",
+    "check_mode",
+    "now",
+]
+
+# Decisions are kept as plain tuples on the hot path and validated in one batch.
+_DECISIONS: TypeAdapter[tuple[Decision, ...]] = TypeAdapter(tuple[Decision, ...])
+
+DEFAULT_MAX_TURNS = 1000
+DEFAULT_HISTORY = 32
+"""How many past turns (text only) a driver is shown."""
+
+RawDecision = tuple[int, str, float | None, float]
+"""(turn, input, cost_usd, latency_ms): a decision before batch validation."""
+
+
+class DecisionLike(Protocol):
+    """A recorded decision: a record's or a ledger's."""
+
+    @property
+    def turn(self) -> int: ...
+    @property
+    def input(self) -> str: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def latency_ms(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReport:
+    """Progress after one decision, for displays: never contains evidence values."""
+
+    turn: int
+    max_turns: int
+    input: str
+    spent_usd: float
+    new_milestones: tuple[str, ...]
+    verified: int
+    milestones_total: int
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Limits and options of one episode."""
+
+    seed: int = 0
+    budget_usd: float | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    stop_at_game_over: bool = True
+    mode: VerificationMode | None = None
+    history: int = DEFAULT_HISTORY
+    guidance: str | None = None
+    libraries: Mapping[str, str] = field(default_factory=dict)
+    target_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.budget_usd is not None and not (
+            math.isfinite(self.budget_usd) and self.budget_usd >= 0
+        ):
+            raise RunError(f"budget must be a finite number >= 0, not {self.budget_usd}")
+        if self.max_turns < 0:
+            raise RunError(f"max_turns must be >= 0, not {self.max_turns}")
+        if self.history < 0:
+            raise RunError(f"history must be >= 0, not {self.history}")
+
+
+def now() -> str:
+    """The current UTC time in ISO 8601, as records store it."""
+    return datetime.now(UTC).isoformat()
+
+
+def _playproof_version() -> str:
+    try:
+        return metadata.version("playproof")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def check_mode(game: Game, mode: VerificationMode | None) -> VerificationMode:
+    """The mode a run uses; ModeError when the platform does not declare it."""
+    modes = game.descriptor.platform.modes
+    if mode is None:
+        return modes[0]
+    if mode not in modes:
+        declared = ", ".join(m.value for m in modes)
+        raise ModeError(
+            f"{game.descriptor.id} ({game.descriptor.platform.family}) supports {declared}, "
+            f"not {mode.value}"
+        )
+    return mode
+
+
+def _checked_action(action: object, turn: int, budgeted: bool) -> Action:
+    if not isinstance(action, Action):
+        raise DriverError(f"driver returned {type(action).__name__} at turn {turn}, not an Action")
+    word, cost = action.input, action.cost_usd
+    if not isinstance(word, str) or not word.strip():
+        raise InputError(f"driver gave an empty input at turn {turn}")
+    try:
+        size = len(word.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InputError(f"driver gave an input that is not valid Unicode at turn {turn}") from exc
+    if size > MAX_INPUT_BYTES:
+        raise InputError(f"driver gave an input over {MAX_INPUT_BYTES} bytes at turn {turn}")
+    if cost is None:
+        if budgeted:
+            raise CostError(
+                f"the driver could not measure the cost of turn {turn}, so a budget cannot be "
+                "enforced; declare pricing for the driver or run without a budget"
+            )
+        return action
+    if isinstance(cost, bool) or not isinstance(cost, int | float):
+        raise CostError(f"driver gave a cost of type {type(cost).__name__} at turn {turn}")
+    if not math.isfinite(cost) or cost < 0:
+        raise CostError(f"driver gave the cost {cost!r} at turn {turn}; costs are finite and >= 0")
+    return Action(word, float(cost))
+
+
+class DecisionLoop:
+    """The resumable state of one episode (see the module docstring)."""
+
+    def __init__(
+        self, game: Game, contract: Contract, driver: Driver, config: EpisodeConfig
+    ) -> None:
+        self.mode = check_mode(game, config.mode)
+        self.game = game
+        self.contract = contract
+        self.driver = driver
+        self.config = config
+        descriptor = game.descriptor
+        self.contract_hash = contract.hash
+        self.genesis = genesis_hash(
+            descriptor.id, descriptor.build.digest, self.contract_hash, seed=config.seed
+        )
+        self.tracker = MilestoneTracker(contract)
+        self.head = self.genesis
+        self.decisions: list[RawDecision] = []
+        self.history: deque[HistoryEntry] = deque(maxlen=config.history or None)
+        self.spent = 0.0
+        self.unmeasured = 0
+        self.latency_total = 0.0
+        self.over: bool | None = None
+        self.observation = Observation(text="")
+        self.started_at = now()
+
+    @property
+    def turn(self) -> int:
+        """Decisions taken so far (the last turn played)."""
+        return len(self.decisions)
+
+    def start(self) -> None:
+        """Power the game on in the state the seed fixes; snapshot 0 is tracked."""
+        game = self.game
+        game.reset(self.config.seed)
+        self.tracker.observe(game.evidence(), 0)
+        self.over = game.over()
+        self.observation = game.observe()
+
+    def resume(self, decisions: Sequence[DecisionLike], *, head: str | None = None) -> None:
+        """Rebuild the state after ``decisions`` by one pass of them over the live game.
+
+        Observations are read only where the driver's history needs them (the
+        last ``history`` snapshots), so this costs about what a replay costs.
+        Turn numbers are taken as given (1, 2, ...); the caller has checked them.
+        ``head`` is the chain head the caller already verified for these
+        decisions (else the chain is recomputed here).
+        """
+        game, observe = self.game, self.tracker.observe
+        count = len(decisions)
+        keep = self.config.history
+        first_seen = count - keep if keep else count  # first snapshot the history shows
+        game.reset(self.config.seed)
+        observe(game.evidence(), 0)
+        shown: Observation | None = game.observe() if first_seen <= 0 else None
+        spent, unmeasured, latency = self.spent, self.unmeasured, self.latency_total
+        history, append = self.history, self.decisions.append
+        step, read, look = game.step, game.evidence, game.observe
+        for decision in decisions:
+            turn, word, cost = decision.turn, decision.input, decision.cost_usd
+            append((turn, word, cost, decision.latency_ms))
+            if cost is None:
+                unmeasured += 1
+            else:
+                spent += cost
+            latency += decision.latency_ms
+            if shown is not None:
+                history.append(HistoryEntry(turn, shown.text, word))
+            step(word)
+            observe(read(), turn)
+            shown = look() if turn >= first_seen else None
+        if head is None:
+            head = self.head
+            for turn, word, cost, _ in self.decisions:
+                head = link_hash(head, canonical_decision(turn, word, cost))
+        self.head, self.spent, self.unmeasured = head, spent, unmeasured
+        self.latency_total = latency
+        self.over = game.over()
+        self.observation = shown if shown is not None else game.observe()
+
+    async def run(
+        self,
+        *,
+        segment_end: int | None = None,
+        guidance: str | None = None,
+        cancel: asyncio.Event | None = None,
+        on_turn: Callable[[TurnReport], None] | None = None,
+    ) -> StopReason:
+        """Play until a stop rule fires; ``segment_end`` is the last turn of this segment.
+
+        On any exception the state keeps every decision already taken (a decision
+        is recorded before its input reaches the game), so a caller can save it.
+        """
+        config, game, tracker = self.config, self.game, self.tracker
+        descriptor = game.descriptor
+        cancel = cancel or asyncio.Event()
+        budget = config.budget_usd
+        max_turns = config.max_turns
+        decisions = self.decisions
+        history = self.history
+        total = len(self.contract.milestones)
+        advancing = isinstance(game, Advancing)
+        act: Callable[..., Awaitable[Action]] = self.driver.act
+        head, spent, unmeasured, latency_total = (
+            self.head,
+            self.spent,
+            self.unmeasured,
+            self.latency_total,
+        )
+        over, observation = self.over, self.observation
+        turn = len(decisions)
+        stop: StopReason
+        try:
+            while True:
+                if config.stop_at_game_over and over:
+                    stop = StopReason.GAME_OVER
+                    break
+                if turn >= max_turns:
+                    stop = StopReason.TURN_LIMIT
+                    break
+                if budget is not None and spent >= budget:
+                    stop = StopReason.BUDGET
+                    break
+                if segment_end is not None and turn >= segment_end:
+                    stop = StopReason.SEGMENT_LIMIT
+                    break
+                if cancel.is_set():
+                    stop = StopReason.STOPPED
+                    break
+                turn += 1
+                context = DecisionContext(
+                    turn=turn,
+                    max_turns=max_turns,
+                    seed=config.seed,
+                    spent_usd=spent,
+                    remaining_usd=None if budget is None else max(budget - spent, 0.0),
+                    vocabulary=descriptor.vocabulary,
+                    guidance=guidance,
+                    cancel=cancel,
+                )
+                begin = time.perf_counter()
+                try:
+                    raw = await act(observation, tuple(history) if config.history else (), context)
+                except RunError:
+                    raise
+                except Exception as exc:
+                    raise DriverError(f"driver failed at turn {turn}: {exc}") from exc
+                latency_ms = (time.perf_counter() - begin) * 1000.0
+                action = _checked_action(raw, turn, budget is not None)
+                # From here to the game step nothing can fail: the decision is
+                # taken (and paid for) once it is appended.
+                head = link_hash(head, canonical_decision(turn, action.input, action.cost_usd))
+                decisions.append((turn, action.input, action.cost_usd, latency_ms))
+                if action.cost_usd is None:
+                    unmeasured += 1
+                else:
+                    spent += action.cost_usd
+                latency_total += latency_ms
+                if config.history:
+                    history.append(HistoryEntry(turn, observation.text, action.input))
+                if advancing:
+                    snapshot = game.advance(action.input, observe=True)  # type: ignore[attr-defined]
+                else:
+                    game.step(action.input)
+                    snapshot = Snapshot(game.evidence(), game.over(), game.observe())
+                new = tracker.observe(snapshot.evidence, turn)
+                over = snapshot.over
+                assert snapshot.observation is not None
+                observation = snapshot.observation
+                if on_turn is not None:
+                    on_turn(
+                        TurnReport(
+                            turn, max_turns, action.input, spent, new, len(tracker.passed), total
+                        )
+                    )
+        finally:
+            self.head, self.spent, self.unmeasured = head, spent, unmeasured
+            self.latency_total = latency_total
+            self.over, self.observation = over, observation
+        return stop
+
+    def pin(self) -> TargetPin:
+        """The target pin of this run."""
+        descriptor = self.game.descriptor
+        return TargetPin(
+            name=self.config.target_name,
+            game_id=descriptor.id,
+            build_digest=descriptor.build.digest,
+            contract_hash=self.contract_hash,
+            platform=descriptor.platform.family,
+            verification_mode=self.mode,
+        )
+
+    def limits(self) -> Limits:
+        """The declared limits of this run."""
+        config = self.config
+        return Limits(
+            budget_usd=config.budget_usd,
+            max_turns=config.max_turns,
+            stop_at_game_over=config.stop_at_game_over,
+        )
+
+    def actor(self) -> Actor:
+        """Who plays this run."""
+        return Actor(kind=self.driver.kind, id=self.driver.id)
+
+    def record(
+        self, stop: StopReason, *, started_at: str | None = None, finished_at: str | None = None
+    ) -> RunRecord:
+        """The (unsigned) run record of the state as it stands."""
+        return RunRecord(
+            target=self.pin(),
+            actor=self.actor(),
+            seed=self.config.seed,
+            limits=self.limits(),
+            decisions=_DECISIONS.validate_python(
+                [
+                    {"turn": t, "input": w, "cost_usd": c, "latency_ms": ms}
+                    for t, w, c, ms in self.decisions
+                ]
+            ),
+            chain_head=self.head,
+            claimed=tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in self.tracker.verified),
+            milestones_total=len(self.contract.milestones),
+            accounting=Accounting(
+                spent_usd=self.spent,
+                unmeasured_decisions=self.unmeasured,
+                total_latency_ms=self.latency_total,
+            ),
+            stop_reason=stop,
+            game_over=bool(self.over),
+            provenance=Provenance(
+                playproof=_playproof_version(),
+                python=platform.python_version(),
+                libraries=dict(self.config.libraries),
+                driver=provenance_of(self.driver),
+            ),
+            started_at=started_at or self.started_at,
+            finished_at=finished_at or now(),
+        )

@@ -1,0 +1,328 @@
+"""Campaigns: segments equal one episode; hooks, guidance, stops and interruption."""
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toygame import ToyGame
+
+from playproof.core.agent import Action, DecisionContext, HistoryEntry
+from playproof.core.contract import parse_contract
+from playproof.core.observation import Observation
+from playproof.core.record import RunRecord, StopReason
+from playproof.drivers import BaselineDriver
+from playproof.engine import (
+    Analysis,
+    CampaignResult,
+    EpisodeConfig,
+    SegmentReport,
+    SegmentStatus,
+    Steer,
+    load_ledger,
+    play,
+    run_campaign,
+)
+from playproof.errors import HookError
+from playproof.verify import attest
+
+CONTRACT = parse_contract(
+    {
+        "game": "toy",
+        "milestones": [
+            {
+                "id": f"c{n}",
+                "requires": [f"c{n - 1}"] if n > 1 else [],
+                "check": {"kind": "state", "key": "count", "op": ">=", "value": n},
+            }
+            for n in range(1, 6)
+        ],
+    }
+)
+
+
+class Walker:
+    """Chooses from the observation and the history only; records the guidance it saw."""
+
+    kind = "test"
+    id = "walker"
+
+    def __init__(self, cost: float = 0.01, interrupt_at: int | None = None) -> None:
+        self.cost = cost
+        self.guidance: dict[int, str | None] = {}
+        self.interrupt_at = interrupt_at
+
+    async def act(
+        self, observation: Observation, history: Sequence[HistoryEntry], context: DecisionContext
+    ) -> Action:
+        self.guidance[context.turn] = context.guidance
+        if context.turn == self.interrupt_at:
+            raise KeyboardInterrupt
+        count = int(observation.text.split()[1])
+        word = ("inc", "inc", "dec", "wait")[(count + len(history)) % 4]
+        return Action(word, self.cost)
+
+
+def campaign(driver: Any, ledger: Path | None, **options: Any) -> CampaignResult:
+    config = EpisodeConfig(
+        max_turns=options.pop("max_turns", 30),
+        budget_usd=options.pop("budget_usd", None),
+        history=3,
+        guidance=options.pop("guidance", None),
+    )
+    segment_turns = options.pop("segment_turns", 7)
+    return asyncio.run(
+        run_campaign(
+            ToyGame(),
+            CONTRACT,
+            driver,
+            config,
+            segment_turns=segment_turns,
+            ledger=ledger,
+            **options,
+        )
+    )
+
+
+def continuous(driver: Any, **config: Any) -> RunRecord:
+    base = {"max_turns": 30, "history": 3, **config}
+    return asyncio.run(play(ToyGame(), CONTRACT, driver, EpisodeConfig(**base)))
+
+
+def same_run(a: RunRecord, b: RunRecord) -> None:
+    assert a.chain_head == b.chain_head
+    assert a.inputs == b.inputs
+    assert a.claimed == b.claimed
+    assert a.accounting.spent_usd == b.accounting.spent_usd
+    assert a.stop_reason == b.stop_reason
+    assert len(a.decisions) == len(b.decisions)
+
+
+@pytest.mark.parametrize("segment_turns", [1, 7, 30, 100])
+def test_segments_resumed_one_call_at_a_time_equal_one_episode(
+    tmp_path: Path, segment_turns: int
+) -> None:
+    path = tmp_path / "ledger.json"
+    calls = 0
+    while True:
+        result = campaign(Walker(), path, segment_turns=segment_turns, segments=1)
+        calls += 1
+        if result.status == "finished":
+            break
+    assert calls == -(-30 // segment_turns)
+    assert result.record is not None
+    same_run(result.record, continuous(Walker()))
+    assert attest(result.record, ToyGame(), CONTRACT).clean
+    ledger = load_ledger(path)
+    assert [s.index for s in ledger.segments] == list(range(calls))
+    assert ledger.finished
+    # A finished ledger gives back the same record without playing.
+    again = campaign(Walker(), path, segment_turns=segment_turns)
+    assert again.record is not None
+    assert again.record.to_json() == result.record.to_json()
+
+
+SEGMENT_SCRIPT = """
+import asyncio, json, sys
+from pathlib import Path
+from playproof.drivers import BaselineDriver
+from playproof.engine import EpisodeConfig, run_campaign
+from playproof.targets import get_target
+target = get_target("native/2048")
+config = EpisodeConfig(seed=5, budget_usd=None, max_turns=250, target_name=target.name)
+result = asyncio.run(run_campaign(target.open(), target.contract,
+    BaselineDriver("random-walk", seed=3), config, segment_turns=60,
+    ledger=Path(sys.argv[1]), segments=1))
+print(json.dumps({"status": result.status,
+    "record": result.record.to_json() if result.record else None}))
+"""
+
+
+def test_separate_processes_per_segment_equal_one_continuous_episode(tmp_path: Path) -> None:
+    from playproof.targets import get_target
+
+    target = get_target("native/2048")
+    path = tmp_path / "ledger.json"
+    outputs = []
+    for _ in range(8):
+        done = subprocess.run(
+            [sys.executable, "-c", SEGMENT_SCRIPT, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        if outputs[-1]["status"] == "finished":
+            break
+    assert len(outputs) > 1
+    assert [o["status"] for o in outputs[:-1]] == ["paused"] * (len(outputs) - 1)
+    resumed = RunRecord.model_validate(outputs[-1]["record"])
+    config = EpisodeConfig(seed=5, max_turns=250, target_name=target.name)
+    one = asyncio.run(
+        play(target.open(), target.contract, BaselineDriver("random-walk", seed=3), config)
+    )
+    same_run(resumed, one)
+    import playproof
+
+    assert playproof.verify_record(resumed).clean
+
+
+def test_guidance_steering_outranks_analyst_and_blank_clears(tmp_path: Path) -> None:
+    analyst_says = {
+        0: Analysis(summary="slow", recommendation="steer", guidance="from-analyst"),
+        1: Analysis(summary="meh", recommendation="steer", guidance="analyst-again"),
+        2: Analysis(summary="ok", recommendation="stop"),
+        3: Analysis(summary="ok", recommendation="continue"),
+    }
+    steering_says: dict[int, Any] = {1: "from-steering", 2: "   "}
+    reports: list[SegmentReport] = []
+
+    def analyst(report: SegmentReport) -> Analysis:
+        reports.append(report)
+        return analyst_says[report.segment]
+
+    async def steering(report: SegmentReport) -> Any:
+        return steering_says.get(report.segment)
+
+    driver = Walker()
+    result = campaign(
+        driver, tmp_path / "l.json", analyst=analyst, steering=steering, guidance="initial"
+    )
+    seen = driver.guidance
+    assert seen[1] == seen[7] == "initial"
+    assert seen[8] == seen[14] == "from-analyst"
+    assert seen[15] == seen[21] == "from-steering"  # steering over the analyst
+    assert seen[22] is None  # blank steering cleared it and outranked the analyst's stop
+    assert seen[29] is None
+    assert result.record is not None
+    # Guidance never enters the input log or the record.
+    text = json.dumps(result.record.to_json())
+    assert "from-" not in text
+    assert "initial" not in text
+    one = continuous(Walker())
+    same_run(result.record, one)
+    assert reports[0].new_milestones == tuple(c.id for c in one.claimed if c.turn <= 7)
+    assert reports[0].new_milestones
+    assert len(reports[0].latencies_ms) == 7
+    assert [s.turn for s in reports[1].trajectory] == [12, 13, 14]
+
+
+@pytest.mark.parametrize("who", ["analyst", "steering"])
+def test_a_hook_can_stop_the_campaign(tmp_path: Path, who: str) -> None:
+    def analyst(report: SegmentReport) -> dict[str, Any]:
+        stop = who == "analyst" and report.segment == 1
+        return {"summary": "x", "recommendation": "stop" if stop else "continue"}
+
+    def steering(report: SegmentReport) -> Steer | None:
+        return Steer(stop=True) if who == "steering" and report.segment == 1 else None
+
+    result = campaign(Walker(), tmp_path / "l.json", analyst=analyst, steering=steering)
+    assert result.record is not None
+    assert result.record.stop_reason is StopReason.STOPPED
+    assert len(result.record.decisions) == 14
+    ledger = load_ledger(tmp_path / "l.json")
+    assert ledger.segments[-1].stopped_by == who
+    assert attest(result.record, ToyGame(), CONTRACT).clean
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "continue",
+        {"summary": "x", "recommendation": "maybe"},
+        {"summary": "x", "recommendation": "steer"},
+        {"summary": "x", "progress": 2.0},
+        {"summary": "x" * 5000},
+        {"summary": "x", "extra": 1},
+    ],
+)
+def test_invalid_analyst_answers_are_typed_errors(tmp_path: Path, answer: Any) -> None:
+    with pytest.raises(HookError, match="analyst"):
+        campaign(Walker(), tmp_path / "l.json", analyst=lambda report: answer)
+    # The segment played before the bad answer is saved.
+    assert len(load_ledger(tmp_path / "l.json").decisions) == 7
+
+
+def test_invalid_steering_answers_and_failing_hooks_are_typed_errors(tmp_path: Path) -> None:
+    with pytest.raises(HookError, match="steering"):
+        campaign(Walker(), tmp_path / "a.json", steering=lambda report: 42)
+    with pytest.raises(HookError, match="steering"):
+        campaign(Walker(), tmp_path / "b.json", steering=lambda report: "g" * 5000)
+
+    def broken(report: SegmentReport) -> None:
+        raise ValueError("analyst is down")
+
+    with pytest.raises(HookError, match="analyst is down"):
+        campaign(Walker(), tmp_path / "c.json", analyst=broken)
+
+
+def test_cancellation_mid_segment_saves_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "l.json"
+    cancel = asyncio.Event()
+
+    class Cancelling(Walker):
+        async def act(
+            self, observation: Observation, history: Sequence[HistoryEntry], ctx: DecisionContext
+        ) -> Action:
+            if ctx.turn == 10:
+                cancel.set()
+            return await super().act(observation, history, ctx)
+
+    first = campaign(Cancelling(), path, cancel=cancel)
+    assert first.status == "interrupted"
+    assert first.record is None
+    ledger = load_ledger(path)
+    assert len(ledger.decisions) == 10
+    assert ledger.segments[-1].status is SegmentStatus.INTERRUPTED
+    assert (ledger.segments[-1].first_turn, ledger.segments[-1].last_turn) == (8, 10)
+    rest = campaign(Walker(), path)
+    assert rest.record is not None
+    same_run(rest.record, continuous(Walker()))
+
+
+def test_ctrl_c_mid_segment_saves_the_decisions_taken(tmp_path: Path) -> None:
+    path = tmp_path / "l.json"
+    with pytest.raises(KeyboardInterrupt):
+        campaign(Walker(interrupt_at=12), path)
+    ledger = load_ledger(path)
+    assert len(ledger.decisions) == 11
+    assert ledger.segments[-1].status is SegmentStatus.INTERRUPTED
+    rest = campaign(Walker(), path)
+    assert rest.record is not None
+    same_run(rest.record, continuous(Walker()))
+
+
+def test_budget_zero_plays_nothing_and_records_no_segment(tmp_path: Path) -> None:
+    result = campaign(Walker(), tmp_path / "l.json", budget_usd=0.0)
+    assert result.record is not None
+    assert result.record.decisions == ()
+    assert result.record.stop_reason is StopReason.BUDGET
+    ledger = load_ledger(tmp_path / "l.json")
+    assert ledger.segments == ()
+    assert ledger.finished
+
+
+def test_budget_stops_inside_a_segment_like_an_episode(tmp_path: Path) -> None:
+    result = campaign(Walker(cost=0.1), tmp_path / "l.json", budget_usd=1.05)
+    assert result.record is not None
+    same_run(result.record, continuous(Walker(cost=0.1), budget_usd=1.05))
+    assert result.record.stop_reason is StopReason.BUDGET
+
+
+def test_in_memory_campaign_and_game_over() -> None:
+    config = EpisodeConfig(max_turns=30, history=3)
+    result = asyncio.run(
+        run_campaign(
+            ToyGame(over_at=3), CONTRACT, BaselineDriver("constant:inc"), config, segment_turns=2
+        )
+    )
+    assert result.record is not None
+    assert result.record.stop_reason is StopReason.GAME_OVER
+    one = asyncio.run(play(ToyGame(over_at=3), CONTRACT, BaselineDriver("constant:inc"), config))
+    same_run(result.record, one)
+    assert [r.finished for r in result.reports][-1]

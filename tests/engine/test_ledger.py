@@ -1,0 +1,266 @@
+"""The campaign ledger: atomic saves, loading, and rejection of every inconsistency."""
+
+import asyncio
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toygame import ToyGame
+
+from playproof.core.agent import Action, DecisionContext, HistoryEntry
+from playproof.core.chain import canonical_decision, genesis_hash, link_hash
+from playproof.core.contract import parse_contract
+from playproof.core.observation import Observation
+from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.core.replay import replay
+from playproof.engine import (
+    CampaignResult,
+    EpisodeConfig,
+    Ledger,
+    load_ledger,
+    play,
+    run_campaign,
+    save_ledger,
+)
+from playproof.engine._ledger import inputs_digest
+from playproof.errors import LedgerError
+
+CONTRACT = parse_contract(
+    {
+        "game": "toy",
+        "milestones": [
+            {
+                "id": f"c{n}",
+                "requires": [f"c{n - 1}"] if n > 1 else [],
+                "check": {"kind": "state", "key": "count", "op": ">=", "value": n},
+            }
+            for n in range(1, 6)
+        ],
+    }
+)
+
+
+class Walker:
+    """Chooses from the observation and the history only; records the guidance it saw."""
+
+    kind = "test"
+    id = "walker"
+
+    def __init__(self, cost: float = 0.01, interrupt_at: int | None = None) -> None:
+        self.cost = cost
+        self.guidance: dict[int, str | None] = {}
+        self.interrupt_at = interrupt_at
+
+    async def act(
+        self, observation: Observation, history: Sequence[HistoryEntry], context: DecisionContext
+    ) -> Action:
+        self.guidance[context.turn] = context.guidance
+        if context.turn == self.interrupt_at:
+            raise KeyboardInterrupt
+        count = int(observation.text.split()[1])
+        word = ("inc", "inc", "dec", "wait")[(count + len(history)) % 4]
+        return Action(word, self.cost)
+
+
+def campaign(driver: Any, ledger: Path | None, **options: Any) -> CampaignResult:
+    config = EpisodeConfig(
+        max_turns=options.pop("max_turns", 30),
+        budget_usd=options.pop("budget_usd", None),
+        history=3,
+        guidance=options.pop("guidance", None),
+    )
+    segment_turns = options.pop("segment_turns", 7)
+    return asyncio.run(
+        run_campaign(
+            ToyGame(),
+            CONTRACT,
+            driver,
+            config,
+            segment_turns=segment_turns,
+            ledger=ledger,
+            **options,
+        )
+    )
+
+
+def continuous(driver: Any, **config: Any) -> RunRecord:
+    base = {"max_turns": 30, "history": 3, **config}
+    return asyncio.run(play(ToyGame(), CONTRACT, driver, EpisodeConfig(**base)))
+
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> Path:
+    path = tmp_path / "ledger.json"
+    result = campaign(Walker(), path, segments=3)
+    assert result.status == "paused"
+    return path
+
+
+def edit(path: Path, change: Edit) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _input(d: dict[str, Any]) -> None:
+    d["decisions"][3]["input"] = "wait" if d["decisions"][3]["input"] != "wait" else "inc"
+
+
+def _cost(d: dict[str, Any]) -> None:
+    d["decisions"][3]["cost_usd"] = 0.5
+
+
+def _swap(d: dict[str, Any]) -> None:
+    d["decisions"][2], d["decisions"][3] = d["decisions"][3], d["decisions"][2]
+
+
+TAMPERING: list[tuple[str, Edit, str]] = [
+    ("edited input", _input, "an input was edited"),
+    ("edited cost", _cost, "a cost was edited"),
+    ("contract hash", lambda d: d["target"].update(contract_hash="0" * 64), "contract hash"),
+    ("other seed", lambda d: d.update(seed=99), "seed is 99"),
+    ("other budget", lambda d: d["limits"].update(budget_usd=5.0), "budget"),
+    ("other turn limit", lambda d: d["limits"].update(max_turns=99), "turn limit"),
+    ("dropped segment", lambda d: d["segments"].pop(1), "segment"),
+    ("dropped last segment", lambda d: d["segments"].pop(), "do not cover the decisions"),
+    ("reordered decisions", _swap, "reordered"),
+    ("verified list", lambda d: d.update(verified=[]), "verified milestones"),
+    ("actor", lambda d: d["actor"].update(id="someone-else"), "actor"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "message"), TAMPERING, ids=[t[0] for t in TAMPERING])
+def test_every_tampering_is_rejected_by_name(
+    saved: Path, name: str, change: Edit, message: str
+) -> None:
+    edit(saved, change)
+    with pytest.raises(LedgerError, match=message):
+        campaign(Walker(), saved)
+
+
+def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(LedgerError, match="does not exist"):
+        load_ledger(tmp_path / "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(LedgerError, match="not valid JSON"):
+        load_ledger(bad)
+    bad.write_text('{"schema": "playproof/ledger/v1"}')
+    with pytest.raises(LedgerError, match="not a playproof ledger"):
+        load_ledger(bad)
+    bad.write_text('{"a": 1, "a": 2}')
+    with pytest.raises(LedgerError, match="repeats the key"):
+        load_ledger(bad)
+
+
+def test_a_consistently_rewritten_ledger_resumes_as_a_different_run(saved: Path) -> None:
+    ledger = load_ledger(saved)
+    data = ledger.model_dump(mode="json", by_alias=True)
+    decisions = data["decisions"]
+    decisions[3]["input"] = "wait" if decisions[3]["input"] != "wait" else "dec"
+    head = genesis_hash(
+        ledger.target.game_id, ledger.target.build_digest, ledger.target.contract_hash, seed=0
+    )
+    for segment in data["segments"]:
+        part = decisions[segment["first_turn"] - 1 : segment["last_turn"]]
+        segment["inputs_digest"] = inputs_digest([d["input"] for d in part])
+        for d in part:
+            head = link_hash(head, canonical_decision(d["turn"], d["input"], d["cost_usd"]))
+        segment["chain_head"] = head
+    data["chain_head"] = head
+    replayed = replay(ToyGame(), 0, [d["input"] for d in decisions], CONTRACT)
+    data["verified"] = [{"id": p.id, "turn": p.turn} for p in replayed.verified]
+    saved.write_text(json.dumps(data))
+    result = campaign(Walker(), saved)
+    assert result.record is not None
+    assert result.record.chain_head != continuous(Walker()).chain_head
+
+
+def test_save_load_round_trip_and_no_stray_temporary_files(saved: Path) -> None:
+    ledger = load_ledger(saved)
+    again = save_ledger(ledger, saved.parent / "copy.json")
+    assert load_ledger(again) == ledger
+    assert sorted(p.name for p in saved.parent.iterdir()) == ["copy.json", "ledger.json"]
+    assert isinstance(ledger.verified[0], ClaimedMilestone)
+    assert "decisions=21" in repr(ledger)
+
+
+def test_hook_answers_after_unknown_segments_are_rejected(saved: Path) -> None:
+    edit(saved, lambda d: d.update(steering=[{"segment": 9, "steer": {"note": "x"}}]))
+    with pytest.raises(LedgerError, match="segment 9, which does not exist"):
+        load_ledger(saved)
+
+
+SAVER = """
+import asyncio, sys
+from pathlib import Path
+from playproof.drivers import BaselineDriver
+from playproof.engine import EpisodeConfig, run_campaign
+from playproof.targets import get_target
+target = get_target("native/2048")
+config = EpisodeConfig(seed=1, max_turns=100000, stop_at_game_over=False)
+def saved(report):
+    print(report.last_turn, flush=True)
+asyncio.run(run_campaign(target.open(), target.contract, BaselineDriver("random-walk"),
+    config, segment_turns=150, ledger=Path(sys.argv[1]), on_segment=saved))
+"""
+READ_DEADLINE_S = 60.0
+"""How long the test waits for the saver child to report a save."""
+
+
+def _read_line(process: subprocess.Popen[str], deadline: float) -> str:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))
+    if not ready:
+        raise AssertionError("the saver child did not report a save in time")
+    return process.stdout.readline()
+
+
+def test_kill_9_during_saves_never_loses_a_reported_decision(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.json"
+    chance = random.Random(6)
+    reported = 0
+    for _ in range(6):
+        process = subprocess.Popen(
+            [sys.executable, "-c", SAVER, str(path)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + READ_DEADLINE_S
+            for _ in range(chance.randint(1, 4)):
+                line = _read_line(process, deadline)
+                reported = max(reported, int(line))
+            # Land the kill anywhere: in play, or in the middle of a save.
+            time.sleep(chance.uniform(0.0, 0.03))
+        finally:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+            if process.stdout is not None:
+                process.stdout.close()
+        ledger = load_ledger(path)
+        assert len(ledger.decisions) >= reported
+    assert reported > 150
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == ["ledger.json"]
+
+
+def test_in_memory_ledger_is_consistent() -> None:
+    config = EpisodeConfig(max_turns=20, history=3)
+    result = asyncio.run(run_campaign(ToyGame(), CONTRACT, Walker(), config, segment_turns=6))
+    ledger: Ledger = result.ledger
+    assert [(s.first_turn, s.last_turn) for s in ledger.segments] == [
+        (1, 6),
+        (7, 12),
+        (13, 18),
+        (19, 20),
+    ]
