@@ -326,3 +326,28 @@ def test_in_memory_campaign_and_game_over() -> None:
     one = asyncio.run(play(ToyGame(over_at=3), CONTRACT, BaselineDriver("constant:inc"), config))
     same_run(result.record, one)
     assert [r.finished for r in result.reports][-1]
+
+
+def test_resume_through_a_worker_batch_replay_equals_one_episode(tmp_path: Path) -> None:
+    """A worker game resumes by one batch replay of the prefix plus live history steps."""
+    from playproof.core.game import BatchReplaying
+    from playproof.workers import WorkerGame
+
+    support = str(Path(__file__).resolve().parents[1] / "support")
+    path = tmp_path / "ledger.json"
+    config = EpisodeConfig(max_turns=30, history=3)
+    results = []
+    for _ in range(5):  # 7-turn segments, each call in a fresh worker
+        with WorkerGame("toygame:make_game", env={"PYTHONPATH": support}) as game:
+            assert isinstance(game, BatchReplaying)
+            result = asyncio.run(
+                run_campaign(
+                    game, CONTRACT, Walker(), config, segment_turns=7, ledger=path, segments=1
+                )
+            )
+        results.append(result)
+        if result.status == "finished":
+            break
+    final = results[-1]
+    assert final.record is not None
+    same_run(final.record, continuous(Walker()))

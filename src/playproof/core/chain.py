@@ -3,7 +3,8 @@
 The genesis hash binds the target (game id, build digest, contract hash) and
 the seed; each link is SHA-256 over the previous hash and the canonical
 decision (turn, input and cost; latency is signed but not chained, so that the
-same decisions always give the same head). The chain detects accidental edits; the signature stops deliberate ones.
+same decisions always give the same head). The chain detects accidental edits;
+the signature stops deliberate ones.
 
 >>> head = genesis_hash("toy", "0" * 64, "1" * 64, seed=7)
 >>> d = Decision(turn=1, input="up", cost_usd=0.0, latency_ms=1.5)

@@ -179,13 +179,16 @@ class ReplayResult:
 
     ``verified`` is the graded list of milestones reproduced, with the turn of
     each; ``over_at`` is the first snapshot at which the game reported game
-    over (None if never); ``trace`` is every evidence snapshot when asked for.
+    over (None if never); ``trace`` is every evidence snapshot when asked for;
+    ``events`` lists each distinct event of the log once, in first-seen order
+    (what a tracker needs to carry on from the end of the log).
     """
 
     verified: tuple[PassedMilestone, ...]
     turns: int
     over_at: int | None
     trace: tuple[Evidence, ...] | None = None
+    events: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -195,5 +198,9 @@ class BatchReplaying(Protocol):
     def replay(
         self, seed: int, inputs: Sequence[str], contract: Contract, *, trace: bool = False
     ) -> ReplayResult:
-        """Reset with ``seed``, apply every input, track ``contract`` at every snapshot."""
+        """Reset with ``seed``, apply every input, track ``contract`` at every snapshot.
+
+        Afterwards the session is in the state after the last input, so a caller
+        (e.g. a campaign resuming) can carry on playing from there.
+        """
         ...

@@ -22,6 +22,7 @@ def replay_in_session(
     """Reset ``game`` with ``seed``, apply ``inputs`` one by one and track ``contract``.
 
     Snapshot 0 is the state right after reset; snapshot ``i`` follows input ``i``.
+    The game is left in the state after the last input.
     """
     tracker = MilestoneTracker(contract)
     game.reset(seed)
@@ -30,11 +31,14 @@ def replay_in_session(
     tracker.observe(evidence, 0)
     over_at = 0 if game.over() else None
     step, read, observe, over = game.step, game.evidence, tracker.observe, game.over
+    events: dict[str, None] = dict.fromkeys(evidence.events)
     turn = 0
     for turn, word in enumerate(inputs, start=1):
         step(word)
         evidence = read()
         observe(evidence, turn)
+        if evidence.events:
+            events.update(dict.fromkeys(evidence.events))
         if snapshots is not None:
             snapshots.append(evidence)
         if over_at is None and over():
@@ -44,6 +48,7 @@ def replay_in_session(
         turns=turn,
         over_at=over_at,
         trace=tuple(snapshots) if snapshots is not None else None,
+        events=tuple(events),
     )
 
 

@@ -41,6 +41,8 @@ CheckId = Literal[
     "target-pinned",
     "mode-supported",
     "claims-reproduced",
+    "grade-consistent",
+    "corpus-pinned",
 ]
 """The stable check ids; docs/signing.md says what each one checks."""
 

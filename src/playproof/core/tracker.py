@@ -22,7 +22,7 @@ hold; an ``event`` check holds once the event is in the log so far.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from playproof.core.contract import OPERATORS, Contract, EventCheck, HashCheck, ValueCheck
@@ -105,6 +105,13 @@ class MilestoneTracker:
         self._pending = still
         self._ready = self._eligible()
         return tuple(newly)
+
+    def restore(self, verified: Iterable[PassedMilestone], events: Iterable[str]) -> None:
+        """Carry on from a replayed prefix: what passed (and when) and the events seen."""
+        self.passed = {p.id: p.turn for p in verified}
+        self._events = set(events)
+        self._pending = [e for e in self._pending if e[0] not in self.passed]
+        self._ready = self._eligible()
 
     @property
     def verified(self) -> tuple[PassedMilestone, ...]:

@@ -36,7 +36,7 @@ from playproof.core.chain import (
     link_hash,
 )
 from playproof.core.contract import Contract
-from playproof.core.game import Advancing, Game, Snapshot, VerificationMode
+from playproof.core.game import Advancing, BatchReplaying, Game, Snapshot, VerificationMode
 from playproof.core.observation import Observation
 from playproof.core.record import (
     Accounting,
@@ -228,13 +228,22 @@ class DecisionLoop:
         count = len(decisions)
         keep = self.config.history
         first_seen = count - keep if keep else count  # first snapshot the history shows
-        game.reset(self.config.seed)
-        observe(game.evidence(), 0)
-        shown: Observation | None = game.observe() if first_seen <= 0 else None
         spent, unmeasured, latency = self.spent, self.unmeasured, self.latency_total
         history, append = self.history, self.decisions.append
         step, read, look = game.step, game.evidence, game.observe
-        for decision in decisions:
+        live_from = 0
+        if isinstance(game, BatchReplaying) and first_seen > 0:
+            # The prefix no observation is needed for replays in one call (inside
+            # the worker for emulator games), which leaves the game at its end.
+            prefix = [d.input for d in decisions[:first_seen]]
+            result = game.replay(self.config.seed, prefix, self.contract)
+            self.tracker.restore(result.verified, result.events)
+            live_from = first_seen
+        else:
+            game.reset(self.config.seed)
+            observe(game.evidence(), 0)
+        shown: Observation | None = look() if first_seen <= live_from else None
+        for index, decision in enumerate(decisions):
             turn, word, cost = decision.turn, decision.input, decision.cost_usd
             append((turn, word, cost, decision.latency_ms))
             if cost is None:
@@ -242,6 +251,8 @@ class DecisionLoop:
             else:
                 spent += cost
             latency += decision.latency_ms
+            if index < live_from:
+                continue
             if shown is not None:
                 history.append(HistoryEntry(turn, shown.text, word))
             step(word)
