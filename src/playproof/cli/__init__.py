@@ -1,6 +1,7 @@
 """The ``playproof`` command line."""
 
 from playproof.cli import _campaign as _campaign  # registers the campaign command
+from playproof.cli import _corpus as _corpus  # registers corpus, grade and task commands
 from playproof.cli import _demo as _demo  # registers the demo command
 from playproof.cli._app import EXIT_ERROR, EXIT_REJECTED, app, main
 

@@ -1,0 +1,319 @@
+"""Corpus commands: ``corpus build``, ``corpus answers``, ``grade``, ``task ...``.
+
+Importing this module registers them on :data:`playproof.cli._app.app`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app, console, errors
+from playproof.cli._files import (
+    DEFAULT_KEY_DIR,
+    ensure_signing_key,
+    read_document,
+    trusted_keys,
+    write_document,
+)
+from playproof.corpus import (
+    CandidateSpec,
+    CaseObservation,
+    CaseResult,
+    JailLimits,
+    build_corpus,
+    generate_answers,
+    grade_candidate,
+    load_answers,
+    load_corpus,
+    load_manifest,
+    shipped_paths,
+    sign_grade,
+    verify_grade,
+)
+from playproof.corpus._grading import candidate_digest
+from playproof.corpus._jail import python_paths
+from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
+
+__all__ = ["corpus_app", "task_app"]
+
+corpus_app = typer.Typer(help="Build corpora and their expected answers.", no_args_is_help=True)
+task_app = typer.Typer(
+    help="Tools for a coding agent working on a corpus task.", no_args_is_help=True
+)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(task_app, name="task")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+MAX_TABLE_ROWS = 60
+
+
+def _progress(total: int, quiet: bool, label: str) -> tuple[Progress, Any]:
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=quiet,
+    )
+    task = progress.add_task(label, total=total, status="")
+    return progress, task
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+
+
+@corpus_app.command("build")
+def corpus_build(
+    roms: Annotated[Path, typer.Option(help="Folder of ROMs with a SHA256SUMS file.")],
+    out: Annotated[Path, typer.Option(help="Folder for manifest.json and answers.json.")],
+    corpus_id: Annotated[str, typer.Option("--id", help="Corpus id.")] = "blargg",
+    version: Annotated[str, typer.Option(help="Corpus version.")] = "1",
+    jobs: Annotated[int, typer.Option(help="Parallel reference processes.")] = 2,
+    json_output: JsonFlag = False,
+) -> None:
+    """Run the reference emulator on every ROM; keep what it passes, list what it does not."""
+    quiet = _wants_json(json_output)
+    count = sum(1 for line in (roms / "SHA256SUMS").read_text("utf-8").splitlines() if line)
+    progress, task = _progress(count, quiet, "reference")
+    with progress:
+        manifest, answers = build_corpus(
+            roms,
+            corpus_id=corpus_id,
+            version=version,
+            jobs=jobs,
+            on_case=lambda o: progress.update(task, advance=1, status=o.case_id[-30:]),
+        )
+    _write_json(out / "manifest.json", manifest.model_dump(mode="json"))
+    _write_json(out / "answers.json", answers.model_dump(mode="json"))
+    summary = {
+        "cases": manifest.denominator,
+        "excluded": len(manifest.excluded),
+        "corpus_digest": manifest.digest,
+        "out": str(out),
+    }
+    if quiet:
+        _emit(summary)
+    else:
+        console.print(
+            f"{manifest.denominator} cases, {len(manifest.excluded)} excluded "
+            f"(see manifest.json), digest {manifest.digest[:16]}..., written to {out}"
+        )
+
+
+@corpus_app.command("answers")
+def corpus_answers(
+    manifest: Annotated[Path, typer.Option(help="A manifest you wrote.")],
+    roms: Annotated[Path, typer.Option(help="Folder the manifest's files are relative to.")],
+    out: Annotated[Path, typer.Option(help="Where to write the answers file.")],
+    jobs: Annotated[int, typer.Option(help="Parallel reference processes.")] = 2,
+) -> None:
+    """Generate the expected answers of a manifest by running the reference emulator."""
+    parsed = load_manifest(manifest)
+    answers = generate_answers(parsed, roms, jobs=jobs)
+    _write_json(out, answers.model_dump(mode="json"))
+    console.print(f"answers for {len(answers.answers)} cases written to {out}")
+
+
+def _results_table(results: list[CaseResult], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("case", "result", "reason"):
+        table.add_column(column)
+    for result in results[:MAX_TABLE_ROWS]:
+        mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
+        table.add_row(result.case_id, mark, result.reason)
+    return table
+
+
+@app.command("grade")
+def grade_command(
+    candidate: Annotated[str, typer.Option(help="Candidate command line (no shell).")],
+    corpus: Annotated[str, typer.Option(help="Shipped corpus name or a manifest path.")] = "blargg",
+    answers: Annotated[
+        Path | None, typer.Option(help="Answers file (with a manifest path).")
+    ] = None,
+    roms: Annotated[Path | None, typer.Option(help="ROM folder (with a manifest path).")] = None,
+    build_dir: Annotated[
+        Path | None, typer.Option(help="Candidate build folder: hashed, visible read-only.")
+    ] = None,
+    jobs: Annotated[int, typer.Option(help="Cases graded at once.")] = 2,
+    reuse: Annotated[int, typer.Option(help="Cases per candidate process (1: fresh each).")] = 1,
+    case_seconds: Annotated[float, typer.Option(help="Wall-clock limit per case.")] = 120.0,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the signed grade record.")
+    ] = None,
+    key_dir: Annotated[Path, typer.Option("--key-dir")] = DEFAULT_KEY_DIR,
+    json_output: JsonFlag = False,
+) -> None:
+    """Grade CANDIDATE on a corpus in the jail; print the results and sign a grade record."""
+    if Path(corpus).suffix == ".json":
+        if answers is None or roms is None:
+            raise typer.BadParameter("a manifest path needs --answers and --roms")
+        manifest_path, answers_path, roms_path = Path(corpus), answers, roms
+    else:
+        manifest_path, answers_path, roms_path = shipped_paths(corpus)
+    manifest = load_manifest(manifest_path)
+    expected = load_answers(answers_path, manifest)
+    loaded = load_corpus(manifest, roms_path)
+    command = tuple(shlex.split(candidate))
+    visible: tuple[Path, ...] = (
+        *python_paths(),
+        *(Path(p) for p in command if Path(p).is_file()),
+    )
+    if build_dir is not None:
+        visible = (*visible, build_dir.resolve())
+    spec = CandidateSpec(
+        command=command,
+        read_only=tuple(p.resolve() for p in visible),
+        hidden=(answers_path.resolve().parent, roms_path.resolve()),
+        workdir=build_dir.resolve() if build_dir is not None else None,
+    )
+    quiet = _wants_json(json_output)
+    progress, task = _progress(manifest.denominator, quiet, manifest.corpus_id)
+
+    def seen(observation: CaseObservation) -> None:
+        progress.update(
+            task, advance=1, status=f"{observation.case_id[-30:]} {observation.outcome}"
+        )
+
+    with progress:
+        run = grade_candidate(
+            loaded,
+            expected,
+            spec,
+            build_digest=candidate_digest(command, build_dir),
+            jobs=jobs,
+            cases_per_process=reuse,
+            limits=JailLimits(wall_seconds=case_seconds),
+            on_case=seen,
+        )
+    key, _ = ensure_signing_key(key_dir)
+    target = out or Path("playproof-runs") / f"grade-{manifest.corpus_id}.json"
+    path = write_document(target, sign_grade(run.record, key).to_json())
+    if quiet:
+        _emit(
+            {
+                "passed": run.grade.passed,
+                "denominator": run.grade.denominator,
+                "isolation": run.record.isolation,
+                "record": str(path),
+                "results": [r.model_dump() for r in run.grade.results],
+            }
+        )
+        return
+    console.print(_results_table(run.grade.results, f"{manifest.corpus_id} {manifest.version}"))
+    console.print(
+        f"[bold]{run.grade.passed} of {run.grade.denominator}[/] cases pass "
+        f"(isolation: {run.record.isolation}); signed grade record: {path}"
+    )
+
+
+@app.command("verify-grade")
+def verify_grade_command(
+    record: Annotated[Path, typer.Argument(help="Signed grade record.")],
+    key: Annotated[
+        list[Path] | None, typer.Option("--key", "-k", help="Trusted public key.")
+    ] = None,
+    manifest: Annotated[Path | None, typer.Option(help="Manifest to check the corpus pin.")] = None,
+    key_dir: Annotated[Path, typer.Option("--key-dir")] = DEFAULT_KEY_DIR,
+    json_output: JsonFlag = False,
+) -> None:
+    """Check a signed grade record; exit 0 only when clean."""
+    report, _ = verify_grade(
+        read_document(record),
+        trusted_keys(key or [], key_dir),
+        load_manifest(manifest) if manifest else None,
+    )
+    if _wants_json(json_output):
+        _emit(report.model_dump(mode="json"))
+    else:
+        for check in report.checks:
+            console.print(f"{check.id}: {'pass' if check.passed else 'FAIL'} ({check.reason})")
+        console.print(f"verdict: {report.verdict}")
+    if not report.clean:
+        raise typer.Exit(EXIT_REJECTED)
+
+
+TaskDir = Annotated[Path, typer.Option("--task", help="Task folder.")]
+
+
+@task_app.command("init")
+def task_init(
+    folder: Annotated[Path, typer.Argument(help="Folder to create.")],
+    candidate: Annotated[str, typer.Option(help="Candidate command.")] = "python3 candidate.py",
+    build: Annotated[str | None, typer.Option(help="Build command.")] = None,
+    corpus: Annotated[str, typer.Option(help="Shipped corpus.")] = "blargg",
+) -> None:
+    """Create a task folder (instructions, protocol spec, starter workspace)."""
+    spec = TaskSpec(
+        corpus=corpus,
+        candidate=shlex.split(candidate),
+        build=shlex.split(build) if build else None,
+    )
+    init_task(folder, spec)
+    console.print(f"task created in {folder}")
+
+
+@task_app.command("run-tests")
+def task_run(
+    task: TaskDir = Path("."),
+    filter_text: Annotated[
+        str | None, typer.Option("--filter", help="Only list failures whose id contains this.")
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Build in the jail, grade the whole corpus, print failures and the reward."""
+    quiet = _wants_json(json_output)
+    progress, bar = _progress(0, quiet, "cases")
+    with progress:
+        report = task_run_tests(
+            task,
+            failure_filter=filter_text,
+            on_case=lambda o: progress.update(bar, advance=1, status=o.case_id[-30:]),
+        )
+    entry = report.entry
+    if quiet:
+        _emit(
+            {
+                "status": entry.status,
+                "passed": entry.passed,
+                "denominator": report.denominator,
+                "reward": entry.reward,
+                "cumulative": report.cumulative,
+                "finished": entry.finished,
+                "results": str(report.results_path) if report.results_path else None,
+                "failures": [r.model_dump() for r in report.failures],
+            }
+        )
+        return
+    if entry.status != "graded":
+        console.print(f"[red]{entry.status}[/]; reward 0\n{report.build_log[-2000:]}")
+        return
+    if report.failures:
+        console.print(_results_table(report.failures, "failures (sample)"))
+    console.print(
+        f"[bold]{entry.passed} of {report.denominator}[/] pass; reward {entry.reward:+d}, "
+        f"cumulative {report.cumulative:+d}{'; FINISHED' if entry.finished else ''}; "
+        f"all results in {report.results_path}"
+    )
+
+
+@task_app.command("progress")
+def task_progress_command(task: TaskDir = Path("."), json_output: JsonFlag = False) -> None:
+    """Current pass count and cumulative reward (no rebuild)."""
+    passed, total, cumulative, last = task_progress(task)
+    if _wants_json(json_output):
+        _emit({"passed": passed, "denominator": total, "cumulative": cumulative})
+        return
+    when = f", last build {last.status} at {last.at:%Y-%m-%d %H:%M}" if last else ""
+    console.print(f"{passed} of {total} pass; cumulative reward {cumulative:+d}{when}")

@@ -1,0 +1,329 @@
+"""The jail a candidate runs in: bubblewrap when it works, rlimits always.
+
+Under bubblewrap a candidate has no network, a private empty ``/tmp``, the
+system's ``/usr`` read-only, and only the paths its spec names; the corpus, the
+answers and the workspace stay invisible unless named. Resource limits (CPU
+seconds, address space, file size, open files, processes) are set by
+``prlimit`` just before the jail starts, and the runner adds a wall-clock
+deadline and output caps. When playproof runs as root, each pool slot runs its
+candidates under a uid of its own, because the kernel never applies the process
+limit to root; after every case every process of that uid is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "JAIL_UID_BASE",
+    "Isolation",
+    "IsolationChoice",
+    "JailLimits",
+    "JailSpec",
+    "JailedProcess",
+    "bubblewrap_usable",
+    "launch",
+    "python_paths",
+    "resolve_isolation",
+]
+
+Isolation = Literal["bubblewrap", "rlimits"]
+"""What a case actually ran under; recorded in every grade."""
+IsolationChoice = Literal["auto", "bubblewrap", "rlimits"]
+
+JAIL_UID_BASE = 61000
+"""When root, pool slot ``n`` runs candidates as uid/gid ``JAIL_UID_BASE + n``."""
+TMPFS_BYTES = 64 * 1024 * 1024
+"""Size of the jail's private /tmp."""
+PROBE_SECONDS = 10.0
+"""How long the bubblewrap probe may take."""
+SWEEP_SECONDS = 5.0
+
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
+
+
+@dataclass(frozen=True)
+class JailLimits:
+    """Per-case resource limits."""
+
+    cpu_seconds: int = 120
+    address_space_bytes: int = 4 * 1024**3
+    file_size_bytes: int = 16 * 1024 * 1024
+    open_files: int = 256
+    processes: int = 64
+    """Processes and threads of the jail's uid (includes bubblewrap's own two)."""
+    wall_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class JailSpec:
+    """What a jailed process may see and how it is limited."""
+
+    read_only: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    """Paths masked even when they lie under a visible path (answers, corpus)."""
+    limits: JailLimits = field(default_factory=JailLimits)
+    isolation: IsolationChoice = "auto"
+    env: Mapping[str, str] = field(default_factory=dict)
+    workdir: Path | None = None
+    """The working directory (default: the private /tmp)."""
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = []
+    for path in _SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in _SYSTEM_FILES:
+        args += ["--ro-bind-try", path, path]
+    return args
+
+
+def _mount_points(spec: JailSpec) -> list[str]:
+    """``--dir`` for every folder above a bound path, world-traversable.
+
+    bubblewrap would otherwise copy the host folder's mode (``/root`` is 0700),
+    and the unprivileged jail uid could not reach what is bound below it.
+    """
+    bound = [*spec.read_only, *spec.writable]
+    made: list[str] = []
+    for path in sorted(bound, key=lambda p: len(p.parts)):
+        for parent in reversed(path.parents):
+            text = str(parent)
+            inside = any(parent == b or b in parent.parents for b in bound)
+            if text == "/" or text in made or inside or text.startswith(_SYSTEM_DIRS):
+                continue
+            made.append(text)
+    args: list[str] = []
+    for text in made:
+        args += ["--perms", "0755", "--dir", text]
+    return args
+
+
+def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
+    # As root, bubblewrap runs privileged (no user namespace) and setpriv drops to
+    # the slot's uid inside, so the process limit applies; otherwise it is unprivileged.
+    unshare = (
+        ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        if uid is not None
+        else ["--unshare-all"]
+    )
+    args = [
+        "bwrap",
+        *unshare,
+        "--die-with-parent",
+        "--new-session",
+        *_system_binds(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "01777",
+        "--size",
+        str(TMPFS_BYTES),
+        "--tmpfs",
+        "/tmp",
+        *_mount_points(spec),
+    ]
+    for path in sorted(spec.read_only, key=lambda p: len(p.parts)):
+        args += ["--ro-bind", str(path), str(path)]
+    for path in spec.writable:
+        args += ["--bind", str(path), str(path)]
+    for path in spec.hidden:
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    args += ["--chdir", str(spec.workdir or "/tmp"), "--clearenv"]
+    for name, value in _environment(spec, "/tmp").items():
+        args += ["--setenv", name, value]
+    args.append("--")
+    if uid is not None:
+        args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    return args
+
+
+def _environment(spec: JailSpec, home: str) -> dict[str, str]:
+    # One BLAS thread: threads count against the process limit and buy nothing here.
+    base = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    return {**base, **spec.env}
+
+
+def _prlimit_prefix(limits: JailLimits, extra_processes: int) -> list[str]:
+    return [
+        "prlimit",
+        f"--cpu={limits.cpu_seconds}",
+        f"--as={limits.address_space_bytes}",
+        f"--fsize={limits.file_size_bytes}",
+        f"--nofile={limits.open_files}",
+        f"--nproc={limits.processes + extra_processes}",
+        "--core=0",
+        "--",
+    ]
+
+
+def _jail_uid(slot: int) -> int | None:
+    return JAIL_UID_BASE + slot if os.geteuid() == 0 else None
+
+
+def _processes_of(uid: int) -> int:
+    """How many processes ``uid`` already has (the process limit counts them all)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+@functools.cache
+def bubblewrap_usable() -> bool:
+    """True when bubblewrap can start a jail here as the uid candidates run under."""
+    if shutil.which("bwrap") is None or shutil.which("prlimit") is None:
+        return False
+    spec = JailSpec(limits=JailLimits(wall_seconds=PROBE_SECONDS))
+    try:
+        done = subprocess.run(
+            [*_bwrap_prefix(spec, _jail_uid(0)), "/usr/bin/true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def resolve_isolation(choice: IsolationChoice) -> Isolation:
+    """The isolation a case will get for ``choice`` (``auto`` prefers bubblewrap)."""
+    if choice == "rlimits":
+        return "rlimits"
+    if bubblewrap_usable():
+        return "bubblewrap"
+    if choice == "bubblewrap":
+        from playproof.errors import NotSupportedError
+
+        raise NotSupportedError("bubblewrap cannot start a jail here (install bubblewrap)")
+    return "rlimits"
+
+
+@dataclass
+class JailedProcess:
+    """A started candidate and what is needed to clean up after it."""
+
+    process: subprocess.Popen[bytes]
+    isolation: Isolation
+    uid: int | None
+    scratch: Path
+    stderr_path: Path
+
+    def stop(self) -> None:
+        """Kill the candidate and everything it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, 9)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=SWEEP_SECONDS)
+        if self.uid is not None:
+            # Children that left the process group (setsid) still share the uid.
+            subprocess.run(
+                ["kill", "-9", "-1"],
+                user=self.uid,
+                group=self.uid,
+                extra_groups=[],
+                capture_output=True,
+                timeout=SWEEP_SECONDS,
+                check=False,
+            )
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def discard(self) -> None:
+        """Remove the scratch folder (stderr file, fallback home)."""
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:
+    """Start ``argv`` in a jail for pool slot ``slot`` with pipes on stdin and stdout."""
+    isolation = resolve_isolation(spec.isolation)
+    uid = _jail_uid(slot)
+    scratch = Path(tempfile.mkdtemp(prefix="playproof-case-"))
+    scratch.chmod(0o711)  # the jail uid must reach its home folder inside
+    stderr_path = scratch / "stderr"
+    home = scratch / "home"
+    home.mkdir()
+    if uid is not None:
+        os.chown(home, uid, uid)
+    extra = 0 if uid is not None else _processes_of(os.getuid())
+    for path in spec.writable:
+        _give(path, uid)
+    run_as = uid
+    if isolation == "bubblewrap":
+        command = [*_prlimit_prefix(spec.limits, extra), *_bwrap_prefix(spec, uid), *argv]
+        env = None
+        cwd = None
+        run_as = None  # bubblewrap starts as root and drops to ``uid`` inside
+    else:
+        command = [*_prlimit_prefix(spec.limits, extra), *argv]
+        env = _environment(spec, str(home))
+        cwd = str(spec.workdir or home)
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env if env is not None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            cwd=cwd,
+            start_new_session=True,
+            user=run_as,
+            group=run_as,
+            extra_groups=[] if run_as is not None else None,
+            close_fds=True,
+        )
+    return JailedProcess(
+        process=process, isolation=isolation, uid=uid, scratch=scratch, stderr_path=stderr_path
+    )
+
+
+def _give(path: Path, uid: int | None) -> None:
+    """Hand a writable folder to the jail uid (a build writes its outputs there)."""
+    if uid is None:
+        return
+    os.chown(path, uid, uid)
+    for folder, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(folder, name), uid, uid)
+
+
+def python_paths() -> tuple[Path, ...]:
+    """Folders a Python candidate run by this interpreter needs to see (read-only)."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
+    return tuple(sorted(p for p in paths if not str(p).startswith("/usr")))

@@ -1,0 +1,272 @@
+"""Corpus manifests and expected answers, and loading a corpus whose files match its pins.
+
+A manifest lists the cases (file, SHA-256, suite, mode, budget) and fixes the
+denominator; it says which files were left out and why. The expected answers
+live in a separate file bound to the manifest's digest and never enter a
+candidate's jail. The corpus digest is the digest of the manifest, which pins
+every case file by SHA-256, so it covers the manifest and every file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal, Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from playproof.core.canonical import digest, parse_json, sha256_hex
+from playproof.corpus._wire import MAX_DATA_BYTES, MAX_ROM_BYTES
+from playproof.errors import FormatError
+
+__all__ = [
+    "MAX_ANSWERS_BYTES",
+    "MAX_MANIFEST_BYTES",
+    "Answer",
+    "Corpus",
+    "CorpusAnswers",
+    "CorpusCase",
+    "CorpusManifest",
+    "ExcludedCase",
+    "FramebufferAnswer",
+    "MemoryAnswer",
+    "RegistersAnswer",
+    "SerialAnswer",
+    "load_answers",
+    "load_corpus",
+    "load_manifest",
+]
+
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+"""A manifest file is at most this long."""
+MAX_ANSWERS_BYTES = 16 * 1024 * 1024
+"""An answers file is at most this long."""
+MAX_CASES = 10_000
+M = TypeVar("M", bound=BaseModel)
+MAX_BUDGET_FRAMES = 1_000_000
+"""About four and a half emulated hours at 59.73 frames per second."""
+
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+CaseId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\t\n\r]+$")]
+Mode = Literal["until-result", "until-breakpoint", "frames"]
+"""How the runner drives a case; docs/corpus.md says what each one observes."""
+
+
+def _relative_file(value: str) -> str:
+    path = PurePosixPath(value)
+    if not value or path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise ValueError(f"{value[:80]!r} is not a relative path inside the corpus folder")
+    return value
+
+
+class CorpusCase(BaseModel):
+    """One test: a ROM file pinned by SHA-256, how to run it and for how long."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: CaseId
+    file: Annotated[str, Field(max_length=512)]
+    sha256: Sha256
+    suite: Annotated[str, Field(min_length=1, max_length=100)]
+    mode: Mode = "until-result"
+    budget_frames: Annotated[int, Field(ge=1, le=MAX_BUDGET_FRAMES)]
+    poll_frames: Annotated[int, Field(ge=1, le=MAX_BUDGET_FRAMES)] = 60
+    """``until-result`` checks for a result every this many frames."""
+    stop_markers: tuple[Annotated[str, Field(min_length=1, max_length=64)], ...] = (
+        "Passed",
+        "Failed",
+    )
+    """Public serial text that ends an ``until-result`` case early (never a verdict)."""
+    result_address: Annotated[int, Field(ge=0, le=0xFFFF - 255)] | None = 0xA000
+    """Where a Blargg-style status block (status, DE B0 61, text) may appear."""
+
+    @field_validator("file")
+    @classmethod
+    def _inside_corpus(cls, value: str) -> str:
+        return _relative_file(value)
+
+
+class ExcludedCase(BaseModel):
+    """A file left out at build time because the reference emulator does not pass it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: Annotated[str, Field(max_length=512)]
+    sha256: Sha256
+    suite: Annotated[str, Field(min_length=1, max_length=100)]
+    reason: Annotated[str, Field(min_length=1, max_length=500)]
+
+
+class CorpusManifest(BaseModel):
+    """The cases of a corpus and its fixed denominator."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    corpus_id: Annotated[
+        str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    ]
+    version: Annotated[str, Field(min_length=1, max_length=64)]
+    platform: Literal["dmg"] = "dmg"
+    description: Annotated[str, Field(max_length=2000)] = ""
+    cases: Annotated[tuple[CorpusCase, ...], Field(min_length=1, max_length=MAX_CASES)]
+    excluded: tuple[ExcludedCase, ...] = ()
+    denominator: Annotated[int, Field(ge=1, le=MAX_CASES)]
+
+    @model_validator(mode="after")
+    def _fixed_denominator(self) -> Self:
+        ids = [case.id for case in self.cases]
+        if len(set(ids)) != len(ids):
+            raise ValueError("case ids repeat")
+        if self.denominator != len(self.cases):
+            raise ValueError(
+                f"denominator {self.denominator} is not the number of cases ({len(self.cases)})"
+            )
+        return self
+
+    @property
+    def digest(self) -> str:
+        """The corpus digest: SHA-256 of the canonical manifest (which pins every file)."""
+        return digest(self.model_dump(mode="json"))
+
+    def case(self, case_id: str) -> CorpusCase:
+        """The case named ``case_id``."""
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+
+class SerialAnswer(BaseModel):
+    """Pass when the serial transcript equals the reference's and holds the pass marker."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: Literal["serial"] = "serial"
+    transcript: Annotated[str, Field(max_length=MAX_DATA_BYTES)]
+    pass_marker: Annotated[str, Field(min_length=1, max_length=64)] = "Passed"
+
+
+class MemoryAnswer(BaseModel):
+    """Pass on a Blargg status block: signature DE B0 61, status 0, the reference's text."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: Literal["memory"] = "memory"
+    status: Annotated[int, Field(ge=0, le=255)] = 0
+    text: Annotated[str, Field(max_length=252)]
+
+
+class RegistersAnswer(BaseModel):
+    """Pass when the registers at the ``LD B,B`` breakpoint equal these (Mooneye: 3 5 8 ...)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: Literal["registers"] = "registers"
+    registers: dict[Literal["A", "B", "C", "D", "E", "H", "L"], Annotated[int, Field(ge=0, le=255)]]
+
+
+class FramebufferAnswer(BaseModel):
+    """Pass when the SHA-256 of the final screen (shade bytes) equals this."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: Literal["framebuffer"] = "framebuffer"
+    sha256: Sha256
+
+
+Answer = Annotated[
+    SerialAnswer | MemoryAnswer | RegistersAnswer | FramebufferAnswer,
+    Field(discriminator="criterion"),
+]
+
+
+class CorpusAnswers(BaseModel):
+    """The expected answers of one manifest (bound by its digest); never shown to candidates."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    corpus_id: str
+    manifest_digest: Sha256
+    reference: Annotated[str, Field(max_length=200)]
+    """Which emulator produced these answers."""
+    answers: dict[CaseId, Answer]
+
+    def check_against(self, manifest: CorpusManifest) -> None:
+        """Raise FormatError unless these answers belong to ``manifest``, one per case."""
+        if self.manifest_digest != manifest.digest or self.corpus_id != manifest.corpus_id:
+            raise FormatError(
+                f"the answers are for manifest {self.manifest_digest[:16]}... of "
+                f"{self.corpus_id!r}, not {manifest.digest[:16]}... of {manifest.corpus_id!r}"
+            )
+        ids = {case.id for case in manifest.cases}
+        missing, extra = sorted(ids - set(self.answers)), sorted(set(self.answers) - ids)
+        if missing or extra:
+            raise FormatError(
+                f"answers do not match the cases: missing {missing[:5]}, extra {extra[:5]}"
+            )
+
+
+def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise FormatError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    if len(data) > limit:
+        raise FormatError(f"{what} {path} is over the {limit}-byte limit")
+    return data
+
+
+def _model(model: type[M], path: Path, limit: int, what: str) -> M:
+    value = parse_json(_read_bounded(path, limit, what), limit=limit, what=f"{what} {path}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise FormatError(f"{what} {path} is not valid: {exc.errors()[0]['msg']}") from exc
+
+
+def load_manifest(path: Path) -> CorpusManifest:
+    """Read and validate a manifest file (bounded)."""
+    return _model(CorpusManifest, path, MAX_MANIFEST_BYTES, "manifest")
+
+
+def load_answers(path: Path, manifest: CorpusManifest) -> CorpusAnswers:
+    """Read an answers file and refuse it unless it matches ``manifest``."""
+    answers = _model(CorpusAnswers, path, MAX_ANSWERS_BYTES, "answers file")
+    answers.check_against(manifest)
+    return answers
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A manifest with every case file read and checked against its pin."""
+
+    manifest: CorpusManifest
+    roms: dict[str, bytes]
+
+    @property
+    def digest(self) -> str:
+        """The corpus digest (see :attr:`CorpusManifest.digest`)."""
+        return self.manifest.digest
+
+
+def load_corpus(manifest: CorpusManifest | Path, root: Path) -> Corpus:
+    """Read every case file under ``root``; refuse the corpus if any digest differs.
+
+    Nothing runs before every file is checked, so a tampered ROM stops the
+    grading before its first case.
+    """
+    parsed = manifest if isinstance(manifest, CorpusManifest) else load_manifest(manifest)
+    roms: dict[str, bytes] = {}
+    for case in parsed.cases:
+        data = _read_bounded(root / case.file, MAX_ROM_BYTES, "case file")
+        actual = sha256_hex(data)
+        if actual != case.sha256:
+            raise FormatError(
+                f"case {case.id!r}: {case.file} has SHA-256 {actual[:16]}..., "
+                f"the manifest pins {case.sha256[:16]}... (refusing the whole corpus)"
+            )
+        roms[case.id] = data
+    return Corpus(manifest=parsed, roms=roms)

@@ -1,0 +1,144 @@
+"""The runner's side of the candidate line protocol: requests out, bounded replies in.
+
+Every read has a deadline and a size bound; a breach raises
+:class:`ProtocolBreach` (what the candidate did wrong) or
+:class:`CandidateTimeout`, and the runner turns either into a failed case.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from typing import IO
+
+from playproof.corpus._wire import (
+    MAX_DATA_BYTES,
+    MAX_LINE_BYTES,
+    PROTOCOL_NAME,
+    PROTOCOL_VERSION,
+)
+
+__all__ = ["CandidateChannel", "CandidateGone", "CandidateTimeout", "ProtocolBreach"]
+
+READ_CHUNK = 65536
+
+
+class ProtocolBreach(Exception):
+    """The candidate answered with something the protocol does not allow."""
+
+
+class CandidateTimeout(Exception):
+    """The candidate did not answer before the case deadline."""
+
+
+class CandidateGone(Exception):
+    """The candidate closed its output or its input (it exited or crashed)."""
+
+
+class CandidateChannel:
+    """Requests and bounded replies over a candidate's stdin/stdout, against one deadline."""
+
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], deadline: float) -> None:
+        self._stdin = stdin
+        self._in = stdin.fileno()
+        self._fd = stdout.fileno()
+        os.set_blocking(self._fd, False)
+        # A candidate that never reads must not block the runner past the deadline.
+        os.set_blocking(self._in, False)
+        self._buffer = bytearray()
+        self.deadline = deadline
+        self.round_trips = 0
+
+    def _fill(self) -> None:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise CandidateTimeout("the case deadline passed")
+        ready, _, _ = select.select([self._fd], [], [], remaining)
+        if not ready:
+            raise CandidateTimeout("the case deadline passed")
+        try:
+            chunk = os.read(self._fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            raise CandidateGone("the candidate closed its output")
+        self._buffer.extend(chunk)
+
+    def _line(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n", 0, MAX_LINE_BYTES)
+            if end >= 0:
+                raw = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                try:
+                    return raw.decode("ascii")
+                except UnicodeDecodeError:
+                    raise ProtocolBreach("a reply line is not ASCII") from None
+            if len(self._buffer) >= MAX_LINE_BYTES:
+                raise ProtocolBreach(f"a reply line is longer than {MAX_LINE_BYTES} bytes")
+            self._fill()
+
+    def _exact(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._fill()
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def _send(self, data: memoryview) -> None:
+        while data:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise CandidateTimeout("the case deadline passed")
+            _, ready, _ = select.select([], [self._in], [], remaining)
+            if not ready:
+                raise CandidateTimeout("the case deadline passed")
+            try:
+                sent = os.write(self._in, data)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise CandidateGone(f"the candidate stopped reading ({exc})") from None
+            data = data[sent:]
+
+    def request(self, line: str, payload: bytes = b"") -> str:
+        """Send one request; return the text after ``OK`` (raise on ``ERR`` or garbage)."""
+        reply = self._ask(line, payload)
+        if isinstance(reply, bytes):
+            raise ProtocolBreach(f"{line.split(maxsplit=1)[0]} expects OK, got DATA")
+        return reply
+
+    def data(self, line: str, limit: int = MAX_DATA_BYTES) -> bytes:
+        """Send one request whose reply must be ``DATA`` of at most ``limit`` bytes."""
+        reply = self._ask(line, b"", limit)
+        if not isinstance(reply, bytes):
+            raise ProtocolBreach(f"{line.split(maxsplit=1)[0]} expects DATA, got OK")
+        return reply
+
+    def _ask(self, line: str, payload: bytes, limit: int = MAX_DATA_BYTES) -> str | bytes:
+        self.round_trips += 1
+        self._send(memoryview(line.encode("ascii") + b"\n" + payload))
+        head = self._line()
+        verb, _, rest = head.partition(" ")
+        if verb == "OK":
+            return rest
+        if verb == "ERR":
+            raise ProtocolBreach(f"candidate error on {line.split(maxsplit=1)[0]}: {rest[:200]}")
+        if verb == "DATA":
+            try:
+                size = int(rest)
+            except ValueError:
+                raise ProtocolBreach(f"bad DATA length {rest[:20]!r}") from None
+            if not 0 <= size <= limit:
+                raise ProtocolBreach(f"DATA of {size} bytes is over the {limit}-byte bound")
+            return self._exact(size)
+        raise ProtocolBreach(f"unknown reply {head[:60]!r}")
+
+    def hello(self) -> str:
+        """Check the candidate speaks this protocol version; its self-description."""
+        text = self.request(f"HELLO {PROTOCOL_VERSION}")
+        expected = f"{PROTOCOL_NAME}/{PROTOCOL_VERSION}"
+        if text.split(" ", 1)[0] != expected:
+            raise ProtocolBreach(f"HELLO answered {text[:60]!r}, expected {expected!r} first")
+        return text[len(expected) :].strip()[:100]

@@ -1,0 +1,257 @@
+"""The task environment a coding agent works in: a task folder and two tools.
+
+A task folder holds ``task.json`` (corpus, build and candidate commands),
+``INSTRUCTIONS.md``, ``PROTOCOL.md`` and the agent's ``workspace/``. The agent
+calls ``playproof task run-tests`` (build in the jail, grade the whole corpus,
+reward, per-case TSV) and ``playproof task progress`` (no rebuild). A filter
+only narrows which failures are listed; the score is always the whole corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from playproof.core.canonical import parse_json
+from playproof.corpus._grader import CaseResult, Grade
+from playproof.corpus._grading import grade_candidate, tree_digest
+from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths
+from playproof.corpus._manifest import (
+    Corpus,
+    CorpusAnswers,
+    load_answers,
+    load_corpus,
+    load_manifest,
+)
+from playproof.corpus._reward import RewardEntry, load_state, save_state
+from playproof.corpus._runner import CandidateSpec, CaseObservation
+from playproof.corpus._shipped import project_root, shipped_paths
+from playproof.errors import FormatError
+
+__all__ = [
+    "MAX_LISTED_FAILURES",
+    "TaskReport",
+    "TaskSpec",
+    "init_task",
+    "load_task",
+    "task_progress",
+    "task_run_tests",
+]
+
+MAX_LISTED_FAILURES = 20
+"""Failures printed by ``run-tests`` (the TSV has all of them)."""
+MAX_TASK_BYTES = 64 * 1024
+MAX_BUILD_LOG = 4000
+STATE_FILE = ".playproof/reward.json"
+RESULTS_FILE = "results.tsv"
+
+STARTER = '''"""Starter candidate: answers HELLO and refuses everything else. Replace it."""
+
+import sys
+
+for line in sys.stdin.buffer:
+    words = line.split()
+    if words[:1] == [b"HELLO"]:
+        sys.stdout.buffer.write(b"OK playproof-corpus/1 starter\\n")
+    elif words[:1] == [b"QUIT"]:
+        sys.stdout.buffer.write(b"OK\\n")
+        break
+    else:
+        if words[:1] == [b"LOAD"]:
+            sys.stdin.buffer.read(int(words[1]))
+        sys.stdout.buffer.write(b"ERR not implemented\\n")
+    sys.stdout.buffer.flush()
+'''
+
+
+class TaskSpec(BaseModel):
+    """``task.json``: which corpus, how to build and start the candidate, the limits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    corpus: str = "blargg"
+    """A shipped corpus name, used unless ``manifest``/``answers``/``roms`` are given."""
+    manifest: str | None = None
+    answers: str | None = None
+    roms: str | None = None
+    workspace: str = "workspace"
+    build: list[str] | None = None
+    """Build command (argv) run in the workspace, in the jail, before grading."""
+    candidate: Annotated[list[str], Field(min_length=1)]
+    """Candidate command (argv) run in the workspace (read-only), in the jail."""
+    jobs: Annotated[int, Field(ge=1, le=64)] = 2
+    build_seconds: Annotated[float, Field(gt=0, le=7200)] = 600.0
+    case_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
+    grading_seconds: Annotated[float, Field(gt=0, le=86400)] = 1800.0
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """What ``run-tests`` did: the reward entry, the grade (if graded) and failures to show."""
+
+    entry: RewardEntry
+    cumulative: int
+    denominator: int
+    grade: Grade | None
+    failures: list[CaseResult]
+    results_path: Path | None
+    build_log: str
+
+
+def load_task(folder: Path) -> TaskSpec:
+    """Read ``folder/task.json``."""
+    path = folder / "task.json"
+    try:
+        raw = path.read_bytes()[: MAX_TASK_BYTES + 1]
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return TaskSpec.model_validate(parse_json(raw, limit=MAX_TASK_BYTES, what=str(path)))
+    except ValidationError as exc:
+        raise FormatError(f"{path} is not valid: {exc.errors()[0]['msg']}") from exc
+
+
+def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, tuple[Path, ...]]:
+    manifest_path, answers_path, roms = shipped_paths(spec.corpus) if spec.corpus else (None,) * 3
+    manifest_path = folder / spec.manifest if spec.manifest else manifest_path
+    answers_path = folder / spec.answers if spec.answers else answers_path
+    roms = folder / spec.roms if spec.roms else roms
+    if manifest_path is None or answers_path is None or roms is None:
+        raise FormatError("task.json names no corpus")
+    manifest = load_manifest(manifest_path)
+    answers = load_answers(answers_path, manifest)
+    return load_corpus(manifest, roms), answers, (answers_path.parent, roms.resolve())
+
+
+def _build(folder: Path, spec: TaskSpec, workspace: Path) -> tuple[bool, str]:
+    if not spec.build:
+        return True, ""
+    jail = JailSpec(
+        read_only=python_paths(),
+        writable=(workspace,),
+        limits=JailLimits(wall_seconds=spec.build_seconds, cpu_seconds=int(spec.build_seconds)),
+        workdir=workspace,
+    )
+    jailed = launch(spec.build, jail, slot=0)
+    try:
+        assert jailed.process.stdin is not None
+        jailed.process.stdin.close()
+        try:
+            status = jailed.process.wait(timeout=spec.build_seconds)
+        except Exception:
+            return False, f"build did not finish within {spec.build_seconds} s"
+        with jailed.stderr_path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - MAX_BUILD_LOG))
+            log = handle.read(MAX_BUILD_LOG).decode("utf-8", errors="replace")
+        return status == 0, log
+    finally:
+        jailed.stop()
+        jailed.discard()
+
+
+def task_run_tests(
+    folder: Path,
+    *,
+    failure_filter: str | None = None,
+    on_case: Callable[[CaseObservation], None] | None = None,
+) -> TaskReport:
+    """Build, grade the whole corpus, update the reward, write ``results.tsv``."""
+    spec = load_task(folder)
+    workspace = (folder / spec.workspace).resolve()
+    corpus, answers, hidden = _corpus(folder, spec)
+    state_path = folder / STATE_FILE
+    state = load_state(state_path, corpus.digest, corpus.manifest.denominator)
+    build_digest = tree_digest(workspace)
+    built, log = _build(folder, spec, workspace)
+    if not built:
+        entry = state.record(build_digest, "build-failed")
+        save_state(state_path, state)
+        return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
+    candidate = CandidateSpec(
+        command=tuple(spec.candidate),
+        read_only=(*python_paths(), workspace),
+        hidden=(*hidden, folder.resolve() / ".playproof"),
+        workdir=workspace,
+    )
+    started = time.monotonic()
+    run = grade_candidate(
+        corpus,
+        answers,
+        candidate,
+        build_digest=build_digest,
+        jobs=spec.jobs,
+        limits=JailLimits(wall_seconds=spec.case_seconds),
+        on_case=on_case,
+    )
+    if time.monotonic() - started > spec.grading_seconds:
+        entry = state.record(build_digest, "grading-timed-out")
+        save_state(state_path, state)
+        return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
+    entry = state.record(build_digest, "graded", run.grade.passing)
+    save_state(state_path, state)
+    results = folder / RESULTS_FILE
+    lines = ["case\tpassed\treason"]
+    lines += [f"{r.case_id}\t{int(r.passed)}\t{r.reason}" for r in run.grade.results]
+    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    failing = [r for r in run.grade.results if not r.passed]
+    if failure_filter:
+        failing = [r for r in failing if failure_filter in r.case_id]
+    return TaskReport(
+        entry,
+        state.cumulative,
+        state.denominator,
+        run.grade,
+        failing[:MAX_LISTED_FAILURES],
+        results,
+        log,
+    )
+
+
+def task_progress(folder: Path) -> tuple[int, int, int, RewardEntry | None]:
+    """(passing now, denominator, cumulative reward, last entry) without rebuilding."""
+    spec = load_task(folder)
+    manifest_path = folder / spec.manifest if spec.manifest else shipped_paths(spec.corpus)[0]
+    manifest = load_manifest(manifest_path)
+    state = load_state(folder / STATE_FILE, manifest.digest, manifest.denominator)
+    last = state.history[-1] if state.history else None
+    return len(state.baseline), state.denominator, state.cumulative, last
+
+
+def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
+    """Create a task folder with instructions, the protocol spec and a starter workspace."""
+    chosen = spec or TaskSpec(candidate=["python3", "candidate.py"])
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / "task.json").exists():
+        raise FormatError(f"{folder} already holds a task")
+    workspace = folder / chosen.workspace
+    workspace.mkdir(exist_ok=True)
+    starter = workspace / "candidate.py"
+    if not starter.exists():
+        starter.write_text(STARTER, encoding="utf-8")
+    (folder / "task.json").write_text(
+        json.dumps(chosen.model_dump(mode="json", exclude_none=True), indent=2) + "\n", "utf-8"
+    )
+    protocol = project_root() / "docs" / "corpus-protocol.md"
+    text = protocol.read_text("utf-8") if protocol.exists() else "See docs/corpus-protocol.md.\n"
+    (folder / "PROTOCOL.md").write_text(text, encoding="utf-8")
+    (folder / "INSTRUCTIONS.md").write_text(
+        "# Build a Game Boy (DMG) emulator\n\n"
+        f"Work in `{chosen.workspace}/`. Your program speaks the line protocol in PROTOCOL.md on\n"
+        f"stdin/stdout; it is started as `{' '.join(chosen.candidate)}` inside a jail with no\n"
+        "network and no view of the test ROMs or their answers.\n\n"
+        "- `playproof task run-tests` builds, grades every case, prints the reward and a\n"
+        "  sample of failures, and writes every case's result to results.tsv.\n"
+        "  `--filter TEXT` only narrows the failures listed; the score is always\n"
+        "  the whole corpus.\n"
+        "- `playproof task progress` prints the current pass count and cumulative reward.\n",
+        encoding="utf-8",
+    )
+    return folder

@@ -1,0 +1,43 @@
+"""Constants of the candidate line protocol (docs/corpus-protocol.md); stdlib only.
+
+The reference candidate imports this module directly, so it must stay free of
+anything but the standard library: a candidate's start-up time is part of every
+case's cost.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "BUTTONS",
+    "CYCLES_PER_FRAME",
+    "MAX_DATA_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_ROM_BYTES",
+    "PROTOCOL_NAME",
+    "PROTOCOL_VERSION",
+    "SCREEN_BYTES",
+    "SCREEN_HEIGHT",
+    "SCREEN_WIDTH",
+]
+
+PROTOCOL_NAME: Final = "playproof-corpus"
+PROTOCOL_VERSION: Final = 1
+
+MAX_LINE_BYTES: Final = 256
+"""A request or reply line, including its LF, is at most this long."""
+MAX_DATA_BYTES: Final = 65536
+"""A ``DATA`` payload (serial bytes, memory, screen) is at most this long."""
+MAX_ROM_BYTES: Final = 8 * 1024 * 1024
+"""A ROM sent by ``LOAD`` is at most this long (the largest Game Boy cartridge)."""
+
+SCREEN_WIDTH: Final = 160
+SCREEN_HEIGHT: Final = 144
+SCREEN_BYTES: Final = SCREEN_WIDTH * SCREEN_HEIGHT
+"""``SCREEN`` returns one shade byte (0 lightest .. 3 darkest) per pixel, row-major."""
+
+CYCLES_PER_FRAME: Final = 70224
+"""T-cycles in one DMG frame (4.194304 MHz / 59.7275 Hz)."""
+
+BUTTONS: Final = ("a", "b", "start", "select", "up", "down", "left", "right")

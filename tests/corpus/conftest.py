@@ -1,0 +1,110 @@
+"""Fixtures: a small subset of the shipped Blargg corpus (quick ROMs), copied to a temp folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from playproof.corpus import (
+    CandidateSpec,
+    CorpusAnswers,
+    CorpusManifest,
+    load_answers,
+    load_manifest,
+    shipped_paths,
+)
+from playproof.corpus._jail import python_paths
+
+CANDIDATES = Path(__file__).parent / "candidates"
+collect_ignore = ["candidates"]  # scripts run inside the jail, not test modules
+SUBSET = (
+    "cpu_instrs/individual/01-special",
+    "instr_timing/instr_timing",
+    "mem_timing-2/rom_singles/01-read_timing",
+    "dmg_sound/rom_singles/01-registers",
+)
+"""Two serial cases and two memory cases that finish in a few emulated seconds."""
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A small corpus on disk: manifest, answers and ROM folder."""
+
+    manifest: CorpusManifest
+    answers: CorpusAnswers
+    manifest_path: Path
+    answers_path: Path
+    roms: Path
+
+
+def blargg_available() -> bool:
+    """True when the shared Blargg ROMs are present."""
+    return (shipped_paths("blargg")[2] / "SHA256SUMS").exists()
+
+
+needs_roms = pytest.mark.skipif(not blargg_available(), reason="shared Blargg ROMs not present")
+
+
+@pytest.fixture(scope="session")
+def shipped() -> tuple[CorpusManifest, CorpusAnswers, Path]:
+    manifest_path, answers_path, roms = shipped_paths("blargg")
+    manifest = load_manifest(manifest_path)
+    return manifest, load_answers(answers_path, manifest), roms
+
+
+def make_subset(folder: Path, shipped: tuple[CorpusManifest, CorpusAnswers, Path]) -> Subset:
+    full, full_answers, roms = shipped
+    cases = tuple(c for c in full.cases if c.id in SUBSET)
+    manifest = full.model_copy(
+        update={
+            "corpus_id": "blargg-subset",
+            "cases": cases,
+            "excluded": (),
+            "denominator": len(cases),
+        }
+    )
+    manifest = CorpusManifest.model_validate(manifest.model_dump())
+    answers = CorpusAnswers(
+        corpus_id=manifest.corpus_id,
+        manifest_digest=manifest.digest,
+        reference=full_answers.reference,
+        answers={c.id: full_answers.answers[c.id] for c in cases},
+    )
+    rom_dir = folder / "roms"
+    for case in cases:
+        target = rom_dir / case.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(roms / case.file, target)
+    (folder / "private").mkdir()
+    manifest_path = folder / "manifest.json"
+    answers_path = folder / "private" / "answers.json"
+    manifest_path.write_text(json.dumps(manifest.model_dump(mode="json")))
+    answers_path.write_text(json.dumps(answers.model_dump(mode="json")))
+    return Subset(manifest, answers, manifest_path, answers_path, rom_dir)
+
+
+@pytest.fixture
+def subset(tmp_path: Path, shipped: tuple[CorpusManifest, CorpusAnswers, Path]) -> Subset:
+    if not blargg_available():
+        pytest.skip("shared Blargg ROMs not present")
+    return make_subset(tmp_path, shipped)
+
+
+@pytest.fixture
+def cheat() -> Callable[..., CandidateSpec]:
+    """A factory of cheating candidates (scripts under candidates/)."""
+    return _cheat
+
+
+def _cheat(name: str, **env: str) -> CandidateSpec:
+    return CandidateSpec(
+        command=(sys.executable, str(CANDIDATES / f"{name}.py")),
+        read_only=(*python_paths(), CANDIDATES),
+        env=env,
+    )

@@ -1,0 +1,105 @@
+"""The corpus CLI: grade, verify-grade, task init / run-tests / progress."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import playproof.cli._corpus  # noqa: F401  (registers the commands)
+from playproof.cli._app import app
+from playproof.corpus import reference_candidate
+from playproof.errors import FormatError
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def test_grade_then_verify_grade(subset: Any, cheat: Any, tmp_path: Path) -> None:
+    keys, out = tmp_path / "keys", tmp_path / "grade.json"
+    script = Path(cheat("always_passed").command[1])
+    result = _invoke(
+        "--json",
+        "grade",
+        "--candidate",
+        f"python3 {script}",
+        "--corpus",
+        str(subset.manifest_path),
+        "--answers",
+        str(subset.answers_path),
+        "--roms",
+        str(subset.roms),
+        "--build-dir",
+        str(script.parent),
+        "--out",
+        str(out),
+        "--key-dir",
+        str(keys),
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert (summary["passed"], summary["denominator"]) == (0, 4)
+    checked = _invoke(
+        "verify-grade", str(out), "--manifest", str(subset.manifest_path), "--key-dir", str(keys)
+    )
+    assert checked.exit_code == 0
+    assert "verdict: clean" in checked.output
+
+
+def test_tampered_rom_stops_grade_before_any_case(subset: Any, tmp_path: Path) -> None:
+    rom = subset.roms / subset.manifest.cases[-1].file
+    rom.write_bytes(rom.read_bytes()[:-1] + b"\x00")
+    with pytest.raises(FormatError, match="refusing the whole corpus"):
+        _invoke(
+            "grade",
+            "--candidate",
+            "/nonexistent",
+            "--corpus",
+            str(subset.manifest_path),
+            "--answers",
+            str(subset.answers_path),
+            "--roms",
+            str(subset.roms),
+            "--out",
+            str(tmp_path / "g.json"),
+            "--key-dir",
+            str(tmp_path / "k"),
+        )
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_task_run_tests_rewards_progress_and_not_repetition(subset: Any, tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    assert (
+        _invoke(
+            "task", "init", str(task), "--candidate", f"{sys.executable} candidate.py"
+        ).exit_code
+        == 0
+    )
+    spec = json.loads((task / "task.json").read_text())
+    spec.update(
+        manifest=str(subset.manifest_path), answers=str(subset.answers_path), roms=str(subset.roms)
+    )
+    (task / "task.json").write_text(json.dumps(spec))
+
+    starter = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
+    assert (starter["status"], starter["passed"], starter["reward"]) == ("graded", 0, 0)
+
+    shutil.copyfile(reference_candidate.__file__, task / "workspace" / "candidate.py")
+    built = json.loads(
+        _invoke("--json", "task", "run-tests", "--task", str(task), "--filter", "nothing").output
+    )
+    assert (built["passed"], built["reward"], built["finished"]) == (4, 4, True)
+    again = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
+    assert (again["reward"], again["cumulative"]) == (0, 4)
+    progress = json.loads(_invoke("--json", "task", "progress", "--task", str(task)).output)
+    assert progress == {"passed": 4, "denominator": 4, "cumulative": 4}
+    rows = (task / "results.tsv").read_text().splitlines()
+    assert len(rows) == 5
+    assert all(r.endswith("match") or "\t1\t" in r for r in rows[1:])
