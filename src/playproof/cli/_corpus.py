@@ -5,6 +5,7 @@ Importing this module registers them on :data:`playproof.cli._app.app`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from pathlib import Path
@@ -33,6 +34,7 @@ from playproof.corpus import (
     load_answers,
     load_corpus,
     load_manifest,
+    reference_candidate_spec,
     shipped_paths,
     sign_grade,
     verify_grade,
@@ -137,7 +139,10 @@ def _results_table(results: list[CaseResult], title: str) -> Table:
 
 @app.command("grade")
 def grade_command(
-    candidate: Annotated[str, typer.Option(help="Candidate command line (no shell).")],
+    candidate: Annotated[
+        str,
+        typer.Option(help="Candidate command line (no shell), or 'reference' for the PyBoy one."),
+    ],
     corpus: Annotated[str, typer.Option(help="Shipped corpus name or a manifest path.")] = "blargg",
     answers: Annotated[
         Path | None, typer.Option(help="Answers file (with a manifest path).")
@@ -165,19 +170,25 @@ def grade_command(
     manifest = load_manifest(manifest_path)
     expected = load_answers(answers_path, manifest)
     loaded = load_corpus(manifest, roms_path)
-    command = tuple(shlex.split(candidate))
-    visible: tuple[Path, ...] = (
-        *python_paths(),
-        *(Path(p) for p in command if Path(p).is_file()),
-    )
-    if build_dir is not None:
-        visible = (*visible, build_dir.resolve())
-    spec = CandidateSpec(
-        command=command,
-        read_only=tuple(p.resolve() for p in visible),
-        hidden=(answers_path.resolve().parent, roms_path.resolve()),
-        workdir=build_dir.resolve() if build_dir is not None else None,
-    )
+    hidden = (answers_path.resolve().parent, roms_path.resolve())
+    if candidate == "reference":
+        reference = reference_candidate_spec()
+        command = reference.command
+        spec = dataclasses.replace(reference, hidden=hidden)
+    else:
+        command = tuple(shlex.split(candidate))
+        visible: tuple[Path, ...] = (
+            *python_paths(),
+            *(Path(p) for p in command if Path(p).is_file()),
+        )
+        if build_dir is not None:
+            visible = (*visible, build_dir.resolve())
+        spec = CandidateSpec(
+            command=command,
+            read_only=tuple(p.resolve() for p in visible),
+            hidden=hidden,
+            workdir=build_dir.resolve() if build_dir is not None else None,
+        )
     quiet = _wants_json(json_output)
     progress, task = _progress(manifest.denominator, quiet, manifest.corpus_id)
 
