@@ -1,5 +1,6 @@
 """The ``playproof`` command line."""
 
+from playproof.cli import _calibrate as _calibrate  # registers calibrate, discover, explore, derive
 from playproof.cli import _campaign as _campaign  # registers the campaign command
 from playproof.cli import _corpus as _corpus  # registers corpus, grade and task commands
 from playproof.cli import _demo as _demo  # registers the demo command

@@ -59,6 +59,8 @@ class TargetSpec(BaseModel):
     separates: bool | None = None
     """Whether the contract separates the reference from trivial play (None = not calibrated)."""
     separation_note: Annotated[str, Field(max_length=2000)] = ""
+    opaque: tuple[str, ...] = ()
+    """Milestone ids declared opaque (hash checks): calibration requires this exact set."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,191 @@
+"""The local executor: whole episodes on a process pool (default: every core).
+
+Each pool process builds its own game from a picklable :class:`GameSpec`
+(once, then keeps it for the next episode of the same spec) and replays a
+whole input log per task: episodes cross the process boundary, never single
+steps. Results come back in job order whatever order they finish in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from types import TracebackType
+from typing import Self
+
+from playproof.core.contract import Contract
+from playproof.core.game import Game, GameDescriptor, ReplayResult
+from playproof.core.replay import replay
+from playproof.errors import NotSupportedError, PlayproofError, TargetError
+from playproof.exec._spec import GameSpec, resolve_target
+from playproof.verify import Replayer, ReplayJob, SerialReplayer
+
+__all__ = ["EXECUTORS", "PoolReplayer", "default_workers", "make_replayer"]
+
+EXECUTORS = ("local", "serial", "ray")
+"""Executor names: ``local`` (process pool), ``serial`` (this process), ``ray`` (not built)."""
+EPISODE_TIMEOUT = 3600.0
+"""Seconds one batch of episodes may take before the pool is abandoned."""
+
+Progress = Callable[[int, int], None]
+
+_PRELOAD = ("playproof.exec._pool", "playproof.targets", "playproof.core.replay")
+"""Modules the fork server imports once for every pool process."""
+
+# One game per pool process, kept between tasks of the same spec (building an
+# emulator costs far more than one short episode).
+_GAMES: dict[str, Game] = {}
+
+
+def _game(spec_json: str) -> Game:
+    game = _GAMES.get(spec_json)
+    if game is None:
+        for old in _GAMES.values():
+            old.close()
+        _GAMES.clear()
+        game = GameSpec.model_validate_json(spec_json).open()
+        _GAMES[spec_json] = game
+    return game
+
+
+def _warm(spec_json: str) -> None:
+    """Pool initializer: every process builds its game as it starts, all in parallel."""
+    # On failure _describe builds it again and carries the error back to the caller.
+    with contextlib.suppress(PlayproofError):
+        _game(spec_json)
+
+
+def _describe(spec_json: str) -> GameDescriptor:
+    return _game(spec_json).descriptor
+
+
+def _episode(spec_json: str, contract_json: str, job: ReplayJob) -> ReplayResult:
+    contract = Contract.model_validate_json(contract_json)
+    return replay(_game(spec_json), job.seed, job.inputs, contract, trace=job.trace)
+
+
+def _context(spec: GameSpec) -> multiprocessing.context.BaseContext:
+    """Fork from a clean single-threaded server where there is one, else spawn.
+
+    Not plain fork: the parent may hold threads (progress bars, worker
+    readers). The fork server imports playproof once and forks every pool
+    process from there, which saves each process its own imports.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        factory = spec.factory
+        if spec.target is not None:
+            with contextlib.suppress(PlayproofError):
+                factory = resolve_target(spec.target).spec.factory
+        extra = [factory.partition(":")[0]] if factory else []
+        # Only the first pool of a process starts the server; later preloads are ignored.
+        context.set_forkserver_preload([*_PRELOAD, *extra])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class PoolReplayer:
+    """A :class:`~playproof.verify.Replayer` over a local process pool."""
+
+    def __init__(
+        self, spec: GameSpec, *, workers: int | None = None, progress: Progress | None = None
+    ) -> None:
+        self._spec_json = spec.model_dump_json()
+        self._workers = workers or default_workers()
+        self._progress = progress
+        self._pool = ProcessPoolExecutor(
+            max_workers=self._workers,
+            mp_context=_context(spec),
+            initializer=_warm,
+            initargs=(self._spec_json,),
+        )
+        try:
+            self._descriptor = self._pool.submit(_describe, self._spec_json).result(
+                timeout=EPISODE_TIMEOUT
+            )
+        except BaseException:
+            self._pool.shutdown(cancel_futures=True)
+            raise
+
+    @property
+    def workers(self) -> int:
+        """Pool size."""
+        return self._workers
+
+    @property
+    def descriptor(self) -> GameDescriptor:
+        """The descriptor reported by a pool process."""
+        return self._descriptor
+
+    def replay_many(self, jobs: Sequence[ReplayJob], contract: Contract) -> list[ReplayResult]:
+        """Replay every job as one pool task; results in job order."""
+        contract_json = contract.model_dump_json(by_alias=True)
+        futures: dict[Future[ReplayResult], int] = {
+            self._pool.submit(_episode, self._spec_json, contract_json, job): index
+            for index, job in enumerate(jobs)
+        }
+        results: list[ReplayResult | None] = [None] * len(jobs)
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=EPISODE_TIMEOUT, return_when=FIRST_COMPLETED)
+            if not done:
+                for future in pending:
+                    future.cancel()
+                raise TargetError(f"no episode finished within {EPISODE_TIMEOUT:.0f} s")
+            for future in done:
+                results[futures[future]] = future.result()
+            if self._progress is not None:
+                self._progress(len(jobs) - len(pending), len(jobs))
+        return [r for r in results if r is not None]
+
+    def close(self) -> None:
+        """Shut the pool down (idempotent)."""
+        self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def make_replayer(
+    spec: GameSpec,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> PoolReplayer | SerialReplayer:
+    """A replayer for ``spec``: ``local`` pool (default), ``serial``, or ``ray`` (not built)."""
+    if executor == "ray":
+        raise NotSupportedError(
+            "the Ray executor is not built yet; use executor='local' (a process pool on this "
+            "machine) or 'serial'"
+        )
+    if executor == "serial":
+        return SerialReplayer(spec.open, progress=progress)
+    if executor != "local":
+        raise TargetError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    return PoolReplayer(spec, workers=workers, progress=progress)
+
+
+def close_replayer(replayer: Replayer) -> None:
+    """Close a replayer that holds a pool."""
+    if isinstance(replayer, PoolReplayer):
+        replayer.close()
