@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from playproof._bounded import read_bounded
 from playproof.cli._app import EXIT_REJECTED, JsonFlag, _emit, _wants_json, app, console, errors
 from playproof.cli._files import write_document
 from playproof.core.baselines import baseline_inputs
@@ -248,13 +249,7 @@ def explore_target(
 
 
 def _read_marks(path: Path) -> MarkSet:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_MARKS_BYTES + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
-    if len(data) > MAX_MARKS_BYTES:
-        raise FormatError(f"{path} is over the {MAX_MARKS_BYTES}-byte limit")
+    data = read_bounded(path, MAX_MARKS_BYTES, "marks file")
     try:
         return MarkSet.model_validate(parse_json(data, limit=MAX_MARKS_BYTES, what=path.name))
     except ValidationError as exc:

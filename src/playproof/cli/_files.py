@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from playproof.errors import FormatError
+from playproof._bounded import read_bounded
 from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, VerifyingKey
 
 __all__ = [
@@ -54,13 +54,7 @@ def trusted_keys(paths: list[Path], key_dir: Path) -> list[VerifyingKey]:
 
 def read_document(path: Path) -> bytes:
     """Read a record or envelope file, refusing anything over the envelope bound."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_ENVELOPE_BYTES + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
-    if len(data) > MAX_ENVELOPE_BYTES:
-        raise FormatError(f"{path} is over the {MAX_ENVELOPE_BYTES}-byte limit")
+    data = read_bounded(path, MAX_ENVELOPE_BYTES, "record file")
     return data
 
 

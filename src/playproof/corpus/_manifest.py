@@ -15,6 +15,7 @@ from typing import Annotated, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import digest, parse_json, sha256_hex
 from playproof.corpus._wire import MAX_DATA_BYTES, MAX_ROM_BYTES
 from playproof.errors import FormatError
@@ -208,19 +209,8 @@ class CorpusAnswers(BaseModel):
             )
 
 
-def _read_bounded(path: Path, limit: int, what: str) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read {what} {path}: {exc.strerror}") from exc
-    if len(data) > limit:
-        raise FormatError(f"{what} {path} is over the {limit}-byte limit")
-    return data
-
-
 def _model(model: type[M], path: Path, limit: int, what: str) -> M:
-    value = parse_json(_read_bounded(path, limit, what), limit=limit, what=f"{what} {path}")
+    value = parse_json(read_bounded(path, limit, what), limit=limit, what=f"{what} {path}")
     try:
         return model.model_validate(value)
     except ValidationError as exc:
@@ -261,7 +251,7 @@ def load_corpus(manifest: CorpusManifest | Path, root: Path) -> Corpus:
     parsed = manifest if isinstance(manifest, CorpusManifest) else load_manifest(manifest)
     roms: dict[str, bytes] = {}
     for case in parsed.cases:
-        data = _read_bounded(root / case.file, MAX_ROM_BYTES, "case file")
+        data = read_bounded(root / case.file, MAX_ROM_BYTES, "case file")
         actual = sha256_hex(data)
         if actual != case.sha256:
             raise FormatError(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.errors import FormatError
 from playproof.exec._pool import Progress, close_replayer, make_replayer
@@ -87,13 +88,7 @@ def write_calibration(target: Target, report: CalibrationReport) -> Path:
 
 def read_calibration(path: Path) -> CalibrationReport:
     """Read a stored calibration report (bounded); a malformed one is a FormatError."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CALIBRATION_BYTES + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
-    if len(data) > MAX_CALIBRATION_BYTES:
-        raise FormatError(f"{path} is over the {MAX_CALIBRATION_BYTES}-byte limit")
+    data = read_bounded(path, MAX_CALIBRATION_BYTES, "calibration report")
     try:
         return CalibrationReport.model_validate(
             parse_json(data, limit=MAX_CALIBRATION_BYTES, what=path.name)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.core.contract import Contract, parse_contract
 from playproof.core.game import MAX_SEED, Game
@@ -111,20 +112,17 @@ def _load_factory(spec: str) -> Any:
         raise TargetError(f"game factory {spec} does not exist") from exc
 
 
-def _read_bounded(path: Path) -> bytes:
+def _read_target_file(path: Path) -> str:
+    data = read_bounded(path, MAX_TARGET_FILE_BYTES, "input script")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_TARGET_FILE_BYTES + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
-    if len(data) > MAX_TARGET_FILE_BYTES:
-        raise FormatError(f"{path} is over the {MAX_TARGET_FILE_BYTES}-byte limit")
-    return data
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"input script {path} is not UTF-8 text: {exc.reason}") from exc
 
 
 def read_input_script(path: Path) -> tuple[str, ...]:
     """Read an input script: one input per line; blank lines and ``#`` comments skipped."""
-    text = _read_bounded(path).decode("utf-8", errors="strict")
+    text = _read_target_file(path)
     return tuple(
         line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
     )
@@ -135,7 +133,7 @@ def load_target_dir(folder: Path) -> Target:
     try:
         spec = TargetSpec.model_validate(
             parse_json(
-                _read_bounded(folder / "target.json"),
+                read_bounded(folder / "target.json", MAX_TARGET_FILE_BYTES, "target file"),
                 limit=MAX_TARGET_FILE_BYTES,
                 what="target.json",
             )
@@ -144,7 +142,7 @@ def load_target_dir(folder: Path) -> Target:
         raise FormatError(f"{folder / 'target.json'}: {exc.errors()[0]['msg']}") from exc
     contract = parse_contract(
         parse_json(
-            _read_bounded(folder / "contract.json"),
+            read_bounded(folder / "contract.json", MAX_TARGET_FILE_BYTES, "contract file"),
             limit=MAX_TARGET_FILE_BYTES,
             what="contract.json",
         )

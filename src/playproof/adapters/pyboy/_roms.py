@@ -10,6 +10,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from playproof._bounded import read_bounded
 from playproof.errors import FormatError, TargetError
 
 __all__ = [
@@ -33,13 +34,7 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[4]
 
 def read_rom(path: Path) -> bytes:
     """Read a ROM file with a size bound (a missing or oversized file is a TargetError)."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_ROM_BYTES + 1)
-    except OSError as exc:
-        raise TargetError(f"cannot read ROM {path}: {exc.strerror}") from exc
-    if len(data) > MAX_ROM_BYTES:
-        raise TargetError(f"ROM {path} is over the {MAX_ROM_BYTES}-byte limit")
+    data = read_bounded(path, MAX_ROM_BYTES, "ROM", TargetError)
     if len(data) < 0x150:
         raise TargetError(f"ROM {path} is {len(data)} bytes, too small to hold a header")
     return data
