@@ -54,6 +54,27 @@ def resolve_target(target: str | Target) -> Target:
     return get_target(target) if isinstance(target, str) else target
 
 
+def _config(
+    target: Target,
+    seed: int | None,
+    budget_usd: float | None,
+    max_turns: int,
+    stop_at_game_over: bool,
+    mode: VerificationMode | str | None,
+    guidance: str | None,
+) -> EpisodeConfig:
+    """The episode config of a run on ``target`` (seed defaults to the target's reference seed)."""
+    return EpisodeConfig(
+        seed=target.spec.reference_seed if seed is None else seed,
+        budget_usd=budget_usd,
+        max_turns=max_turns,
+        stop_at_game_over=stop_at_game_over,
+        mode=VerificationMode(mode) if isinstance(mode, str) else mode,
+        guidance=guidance,
+        target_name=target.name,
+    )
+
+
 def _as_driver(agent: Driver | Callable[..., Any]) -> Driver:
     if hasattr(agent, "act") and hasattr(agent, "kind"):
         return agent  # type: ignore[return-value]
@@ -80,15 +101,7 @@ async def arun(
     against the target's platform before the game starts.
     """
     resolved = resolve_target(target)
-    config = EpisodeConfig(
-        seed=resolved.spec.reference_seed if seed is None else seed,
-        budget_usd=budget_usd,
-        max_turns=max_turns,
-        stop_at_game_over=stop_at_game_over,
-        mode=VerificationMode(mode) if isinstance(mode, str) else mode,
-        guidance=guidance,
-        target_name=resolved.name,
-    )
+    config = _config(resolved, seed, budget_usd, max_turns, stop_at_game_over, mode, guidance)
     driver = _as_driver(agent)
     game = resolved.open(worker=worker)
     try:
@@ -129,15 +142,7 @@ async def acampaign(
     with the same driver, seed and limits produces.
     """
     resolved = resolve_target(target)
-    config = EpisodeConfig(
-        seed=resolved.spec.reference_seed if seed is None else seed,
-        budget_usd=budget_usd,
-        max_turns=max_turns,
-        stop_at_game_over=stop_at_game_over,
-        mode=VerificationMode(mode) if isinstance(mode, str) else mode,
-        guidance=guidance,
-        target_name=resolved.name,
-    )
+    config = _config(resolved, seed, budget_usd, max_turns, stop_at_game_over, mode, guidance)
     driver = _as_driver(agent)
     game = resolved.open(worker=worker)
     try:

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from playproof._api import arun, resolve_target, verify_record, verify_signed
-from playproof.cli._agents import AGENT_HELP, AgentOptions, parse_agent
+from playproof.cli._agents import AGENT_HELP, AgentChoice, AgentOptions, parse_agent
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     default_record_path,
@@ -127,6 +127,26 @@ def _target_summary(target: Target) -> dict[str, Any]:
     }
 
 
+def turn_limit(choice: AgentChoice, max_turns: int | None) -> int:
+    """The turn limit: as asked (default DEFAULT_MAX_TURNS), never past a script's end."""
+    turns = max_turns if max_turns is not None else choice.max_turns or DEFAULT_MAX_TURNS
+    return turns if choice.max_turns is None else min(turns, choice.max_turns)
+
+
+def turn_progress(quiet: bool) -> Progress:
+    """The live progress bar over turns (on stderr; silent when ``quiet``)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=quiet,
+        transient=False,
+    )
+
+
 def _play(
     target: Target,
     agent: str,
@@ -144,19 +164,8 @@ def _play(
     import asyncio
 
     choice = parse_agent(agent, target, seed=agent_seed, options=options)
-    turns = max_turns if max_turns is not None else choice.max_turns or DEFAULT_MAX_TURNS
-    if choice.max_turns is not None:
-        turns = min(turns, choice.max_turns)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=quiet,
-        transient=False,
-    ) as progress:
+    turns = turn_limit(choice, max_turns)
+    with turn_progress(quiet) as progress:
         task = progress.add_task(target.name, total=turns, status="")
 
         def on_turn(report: TurnReport) -> None:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from playproof._api import acampaign, resolve_target
 from playproof.cli._agents import AGENT_HELP, AgentOptions, parse_agent
@@ -26,11 +26,12 @@ from playproof.cli._app import (
     app,
     console,
     errors,
+    turn_limit,
+    turn_progress,
 )
 from playproof.cli._files import DEFAULT_KEY_DIR, default_record_path, ensure_signing_key
 from playproof.cli._files import write_document as _write_document
 from playproof.engine import (
-    DEFAULT_MAX_TURNS,
     Analysis,
     Analyst,
     CampaignResult,
@@ -187,21 +188,10 @@ def campaign(
     resolved = resolve_target(target)
     quiet = _wants_json(json_output)
     choice = parse_agent(agent, resolved, seed=agent_seed, options=AgentOptions(cost_usd=cost))
-    turns = max_turns if max_turns is not None else choice.max_turns or DEFAULT_MAX_TURNS
-    if choice.max_turns is not None:
-        turns = min(turns, choice.max_turns)
+    turns = turn_limit(choice, max_turns)
     last_note, done = _last_note(ledger)
     steering = SteerFile(steer_file, last_note) if steer_file is not None else None
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=quiet,
-        transient=False,
-    ) as progress:
+    with turn_progress(quiet) as progress:
         task = progress.add_task(resolved.name, total=turns, completed=done, status="")
         if done:
             progress.console.print(f"resuming from {ledger} ({done} decisions)")
