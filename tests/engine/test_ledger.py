@@ -9,93 +9,26 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from campaigns import CONTRACT, Walker, campaign, continuous
 from toygame import ToyGame
 
-from playproof.core.agent import Action, DecisionContext, HistoryEntry
 from playproof.core.chain import canonical_decision, genesis_hash, link_hash
-from playproof.core.contract import parse_contract
-from playproof.core.observation import Observation
-from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.core.record import ClaimedMilestone
 from playproof.core.replay import replay
 from playproof.engine import (
-    CampaignResult,
     EpisodeConfig,
     Ledger,
     load_ledger,
-    play,
     run_campaign,
     save_ledger,
 )
 from playproof.engine._ledger import inputs_digest
 from playproof.errors import LedgerError
-
-CONTRACT = parse_contract(
-    {
-        "game": "toy",
-        "milestones": [
-            {
-                "id": f"c{n}",
-                "requires": [f"c{n - 1}"] if n > 1 else [],
-                "check": {"kind": "state", "key": "count", "op": ">=", "value": n},
-            }
-            for n in range(1, 6)
-        ],
-    }
-)
-
-
-class Walker:
-    """Chooses from the observation and the history only; records the guidance it saw."""
-
-    kind = "test"
-    id = "walker"
-
-    def __init__(self, cost: float = 0.01, interrupt_at: int | None = None) -> None:
-        self.cost = cost
-        self.guidance: dict[int, str | None] = {}
-        self.interrupt_at = interrupt_at
-
-    async def act(
-        self, observation: Observation, history: Sequence[HistoryEntry], context: DecisionContext
-    ) -> Action:
-        self.guidance[context.turn] = context.guidance
-        if context.turn == self.interrupt_at:
-            raise KeyboardInterrupt
-        count = int(observation.text.split()[1])
-        word = ("inc", "inc", "dec", "wait")[(count + len(history)) % 4]
-        return Action(word, self.cost)
-
-
-def campaign(driver: Any, ledger: Path | None, **options: Any) -> CampaignResult:
-    config = EpisodeConfig(
-        max_turns=options.pop("max_turns", 30),
-        budget_usd=options.pop("budget_usd", None),
-        history=3,
-        guidance=options.pop("guidance", None),
-    )
-    segment_turns = options.pop("segment_turns", 7)
-    return asyncio.run(
-        run_campaign(
-            ToyGame(),
-            CONTRACT,
-            driver,
-            config,
-            segment_turns=segment_turns,
-            ledger=ledger,
-            **options,
-        )
-    )
-
-
-def continuous(driver: Any, **config: Any) -> RunRecord:
-    base = {"max_turns": 30, "history": 3, **config}
-    return asyncio.run(play(ToyGame(), CONTRACT, driver, EpisodeConfig(**base)))
-
 
 Edit = Callable[[dict[str, Any]], None]
 
