@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from importlib import metadata
 from typing import Protocol
 
@@ -128,7 +129,9 @@ def now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+@cache
 def _playproof_version() -> str:
+    # Cached: reading package metadata costs milliseconds, once per record otherwise.
     try:
         return metadata.version("playproof")
     except metadata.PackageNotFoundError:
