@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module, metadata
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -83,6 +84,7 @@ class Target:
 
         The build digest of the session must equal the pinned one, else TargetError.
         """
+        self._check_extra()
         options = {**self.spec.options, **overrides}
         use_worker = self.spec.isolation == "worker" if worker is None else worker
         game: Game
@@ -100,6 +102,25 @@ class Target:
                 f"installed game reports {actual[:16]}...; the build changed"
             )
         return game
+
+    def _check_extra(self) -> None:
+        """Refuse early, with the install command, when the game's module cannot be found."""
+        module_name = self.spec.factory.partition(":")[0]
+        try:
+            found = find_spec(module_name) is not None
+        except ImportError:  # a parent package raised while being imported
+            found = False
+        if found and self.spec.extra is not None:
+            # The adapter imports lazily; its library must be importable too.
+            library = _EXTRA_LIBRARIES.get(self.spec.extra)
+            found = library is None or find_spec(library) is not None
+        if not found:
+            hint = f": pip install 'playproof[{self.spec.extra}]'" if self.spec.extra else ""
+            raise TargetError(f"target {self.name} needs a library that is not installed{hint}")
+
+
+# The library each optional extra brings, checked before a game starts.
+_EXTRA_LIBRARIES = {"ale": "ale_py", "gym": "gymnasium", "retro": "stable_retro", "pyboy": "pyboy"}
 
 
 def _load_factory(spec: str) -> Any:
