@@ -20,6 +20,7 @@ from playproof.corpus import (
     verify_grade,
 )
 from playproof.corpus._jail import JAIL_UID_BASE, _processes_of
+from playproof.corpus._runner import LANES_PER_SLOT
 from playproof.sign import SigningKey
 
 QUICK = JailLimits(wall_seconds=4.0, cpu_seconds=20)
@@ -96,7 +97,7 @@ def test_hostile_candidates_are_contained(subset: Any, cheat: Any, name: str, ou
     assert {o.outcome for o in run.observations} == {outcome}
     if os.geteuid() == 0:  # every process of the jail uids is gone (killed ones exit promptly)
         for _ in range(50):
-            left = sum(_processes_of(JAIL_UID_BASE + slot) for slot in range(2))
+            left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
             if left == 0:
                 break
             time.sleep(0.1)

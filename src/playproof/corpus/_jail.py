@@ -7,19 +7,24 @@ seconds, address space, file size, open files, processes) are set by
 ``prlimit`` just before the jail starts, and the runner adds a wall-clock
 deadline and output caps. When playproof runs as root, each pool slot runs its
 candidates under a uid of its own, because the kernel never applies the process
-limit to root; after every case every process of that uid is killed.
+limit to root; after every case every process of that uid is killed. The
+runner gives each pool slot two such uids, so the next case's jail can start
+while the previous one is cleaned up. Lanes (and so uids) are reserved per run
+with a lock file each (:func:`reserve_lanes`), so two gradings on one host
+never share a uid and never clean up each other's candidates.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,6 +39,7 @@ __all__ = [
     "bubblewrap_usable",
     "launch",
     "python_paths",
+    "reserve_lanes",
     "resolve_isolation",
 ]
 
@@ -42,12 +48,16 @@ Isolation = Literal["bubblewrap", "rlimits"]
 IsolationChoice = Literal["auto", "bubblewrap", "rlimits"]
 
 JAIL_UID_BASE = 61000
-"""When root, pool slot ``n`` runs candidates as uid/gid ``JAIL_UID_BASE + n``."""
+"""When root, jail lane ``n`` runs candidates as uid/gid ``JAIL_UID_BASE + n``.
+
+The runner gives pool slot ``s`` lanes ``2s`` and ``2s + 1``."""
 TMPFS_BYTES = 64 * 1024 * 1024
 """Size of the jail's private /tmp."""
 PROBE_SECONDS = 10.0
 """How long the bubblewrap probe may take."""
 SWEEP_SECONDS = 5.0
+MAX_LANES = 4096
+"""How many lanes (uids ``JAIL_UID_BASE`` upward) runs on one host may reserve in all."""
 
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
@@ -185,6 +195,35 @@ def _prlimit_prefix(limits: JailLimits, extra_processes: int) -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def reserve_lanes(count: int) -> Iterator[tuple[int, ...]]:
+    """Reserve ``count`` lanes no other run on this host holds, for the ``with`` block.
+
+    Each lane is an exclusive ``flock`` on its own lock file; the kernel drops
+    the locks when the holder exits, so a crashed run never leaks a lane.
+    """
+    folder = Path(tempfile.gettempdir()) / "playproof-jail-lanes"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    held: list[tuple[int, int]] = []
+    try:
+        for lane in range(MAX_LANES):
+            if len(held) == count:
+                break
+            handle = os.open(folder / f"{lane}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(handle)
+                continue
+            held.append((lane, handle))
+        if len(held) < count:
+            raise OSError(f"no {count} free jail lanes among {MAX_LANES}")
+        yield tuple(lane for lane, _ in held)
+    finally:
+        for _, handle in held:
+            os.close(handle)
+
+
 def _jail_uid(slot: int) -> int | None:
     return JAIL_UID_BASE + slot if os.geteuid() == 0 else None
 
@@ -271,7 +310,7 @@ class JailedProcess:
 
 
 def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:
-    """Start ``argv`` in a jail for pool slot ``slot`` with pipes on stdin and stdout."""
+    """Start ``argv`` in a jail for lane ``slot`` (its uid) with pipes on stdin and stdout."""
     isolation = resolve_isolation(spec.isolation)
     uid = _jail_uid(slot)
     scratch = Path(tempfile.mkdtemp(prefix="playproof-case-"))

@@ -3,18 +3,18 @@
 The runner never decides pass or fail. It drives each case as its mode says,
 records what the candidate reported (serial bytes, the status block in
 cartridge RAM, registers, a screen hash) and how the case ended (``ok``,
-``crash``, ``timeout``, ``protocol-error``). Cases run in parallel, one jailed
-candidate process per pool slot at a time; by default every case gets a fresh
-process.
+``crash``, ``timeout``, ``protocol-error``). Cases run in parallel, one case
+per pool slot at a time; by default every case gets a fresh process in a fresh
+jail, started while the slot's previous case still runs.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from playproof.corpus._jail import (
     JailLimits,
     JailSpec,
     launch,
+    reserve_lanes,
     resolve_isolation,
 )
 from playproof.corpus._manifest import Corpus, CorpusCase
@@ -58,6 +59,8 @@ RESULT_BLOCK_BYTES = 256
 MAX_STDERR_TAIL = 2000
 """Characters of the candidate's stderr kept in an observation."""
 QUIT_SECONDS = 2.0
+LANES_PER_SLOT = 2
+"""Jail identities (uids when root) per pool slot: one runs a case, one starts the next."""
 BLARGG_SIGNATURE = b"\xde\xb0\x61"
 BLARGG_RUNNING = 0x80
 
@@ -183,73 +186,124 @@ def _stderr_tail(jailed: JailedProcess) -> str:
         return ""
 
 
-class _Slot:
-    """One pool slot: a jailed candidate process reused for up to ``per_process`` cases."""
+@dataclass
+class _Live:
+    """A started candidate process, its channel once it said hello, and cases it served."""
 
-    def __init__(self, candidate: CandidateSpec, spec: JailSpec, slot: int) -> None:
+    jailed: JailedProcess
+    channel: CandidateChannel | None = None
+    served: int = 0
+
+
+class _Slot:
+    """One pool slot: runs cases one at a time, each in a jailed candidate process.
+
+    A process serves up to ``per_process`` cases. When the current process
+    retires after its case and more cases wait, the slot starts the next
+    process (a fresh jail under the slot's other uid) while the case runs, so
+    the candidate's start-up overlaps real work instead of adding to it.
+    """
+
+    def __init__(
+        self, candidate: CandidateSpec, spec: JailSpec, lanes: tuple[int, int], per_process: int
+    ):
         self.candidate = candidate
         self.spec = spec
-        self.slot = slot
+        self.lanes = lanes
+        self.lane = 0
+        self.per_process = per_process
+        self.current: _Live | None = None
+        self.spare: JailedProcess | None = None
 
-    def run(self, corpus: Corpus, cases: Sequence[CorpusCase]) -> list[CaseObservation]:
-        results: list[CaseObservation] = []
-        jailed: JailedProcess | None = None
-        channel: CandidateChannel | None = None
-        for case in cases:
-            started = time.monotonic()
-            deadline = started + self.spec.limits.wall_seconds
-            seen = _Collected()
-            outcome: Outcome = "ok"
-            detail = ""
-            try:
-                if jailed is None or channel is None:
-                    jailed = launch(list(self.candidate.command), self.spec, self.slot)
-                    assert jailed.process.stdin is not None
-                    assert jailed.process.stdout is not None
-                    channel = CandidateChannel(
-                        jailed.process.stdin, jailed.process.stdout, deadline
-                    )
-                    channel.hello()
-                channel.deadline = deadline
-                _drive(channel, case, corpus.roms[case.id], seen)
-            except CandidateTimeout as exc:
-                outcome, detail = "timeout", str(exc)
-            except CandidateGone as exc:
-                outcome, detail = "crash", str(exc)
-            except ProtocolBreach as exc:
-                outcome, detail = "protocol-error", str(exc)
-            except OSError as exc:
-                outcome, detail = "crash", f"could not start or talk to the candidate: {exc}"
-            tail = ""
-            if outcome != "ok" and jailed is not None:
-                jailed.stop()
-                status = jailed.process.returncode
-                if outcome == "crash" and status is not None:
-                    detail += f" (exit status {status})"
-                tail = _stderr_tail(jailed)
-                jailed.discard()
-                jailed, channel = None, None
-            results.append(
-                CaseObservation(
-                    case_id=case.id,
-                    outcome=outcome,
-                    detail=detail[:600],
-                    frames=seen.frames,
-                    serial=bytes(seen.serial).decode("latin-1") if seen.serial else "",
-                    memory=seen.memory.hex() if seen.memory is not None else None,
-                    registers=seen.registers,
-                    screen_sha256=seen.screen,
-                    wall_seconds=round(time.monotonic() - started, 4),
-                    stderr_tail=tail,
-                )
-            )
-        if jailed is not None and channel is not None:
-            channel.deadline = time.monotonic() + QUIT_SECONDS
-            with contextlib.suppress(CandidateTimeout, CandidateGone, ProtocolBreach):
-                channel.request("QUIT")
+    def _launch(self) -> JailedProcess:
+        # Lanes alternate, so a spare never shares a uid with the process the
+        # per-uid sweep is about to clean up.
+        lane = self.lanes[self.lane]
+        self.lane = 1 - self.lane
+        return launch(list(self.candidate.command), self.spec, lane)
+
+    def _prestart(self) -> None:
+        try:
+            self.spare = self._launch()
+        except OSError:
+            self.spare = None  # the next case launches itself and reports the error
+
+    def run_case(
+        self, corpus: Corpus, case: CorpusCase, more_waiting: Callable[[], bool]
+    ) -> CaseObservation:
+        """Run one case, reusing or replacing the slot's process as ``per_process`` says."""
+        started = time.monotonic()
+        deadline = started + self.spec.limits.wall_seconds
+        seen = _Collected()
+        outcome: Outcome = "ok"
+        detail = ""
+        try:
+            if self.current is None:
+                jailed, self.spare = self.spare or self._launch(), None
+                self.current = _Live(jailed)
+            live = self.current
+            if live.channel is None:
+                assert live.jailed.process.stdin is not None
+                assert live.jailed.process.stdout is not None
+                stdin, stdout = live.jailed.process.stdin, live.jailed.process.stdout
+                live.channel = CandidateChannel(stdin, stdout, deadline)
+                live.channel.hello()
+            live.channel.deadline = deadline
+            live.served += 1
+            if live.served >= self.per_process and self.spare is None and more_waiting():
+                self._prestart()
+            _drive(live.channel, case, corpus.roms[case.id], seen)
+        except CandidateTimeout as exc:
+            outcome, detail = "timeout", str(exc)
+        except CandidateGone as exc:
+            outcome, detail = "crash", str(exc)
+        except ProtocolBreach as exc:
+            outcome, detail = "protocol-error", str(exc)
+        except OSError as exc:
+            outcome, detail = "crash", f"could not start or talk to the candidate: {exc}"
+        tail = ""
+        if outcome != "ok" and self.current is not None:
+            jailed = self.current.jailed
+            self.current = None
             jailed.stop()
+            status = jailed.process.returncode
+            if outcome == "crash" and status is not None:
+                detail += f" (exit status {status})"
+            tail = _stderr_tail(jailed)
             jailed.discard()
-        return results
+        elif self.current is not None and self.current.served >= self.per_process:
+            self._retire()
+        return CaseObservation(
+            case_id=case.id,
+            outcome=outcome,
+            detail=detail[:600],
+            frames=seen.frames,
+            serial=bytes(seen.serial).decode("latin-1") if seen.serial else "",
+            memory=seen.memory.hex() if seen.memory is not None else None,
+            registers=seen.registers,
+            screen_sha256=seen.screen,
+            wall_seconds=round(time.monotonic() - started, 4),
+            stderr_tail=tail,
+        )
+
+    def _retire(self) -> None:
+        live, self.current = self.current, None
+        if live is None:
+            return
+        if live.channel is not None:
+            live.channel.deadline = time.monotonic() + QUIT_SECONDS
+            with contextlib.suppress(CandidateTimeout, CandidateGone, ProtocolBreach, OSError):
+                live.channel.request("QUIT")
+        live.jailed.stop()
+        live.jailed.discard()
+
+    def close(self) -> None:
+        """End the current process and any unused spare."""
+        self._retire()
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            spare.stop()
+            spare.discard()
 
 
 def run_corpus(
@@ -264,9 +318,11 @@ def run_corpus(
 ) -> RunOutcome:
     """Run ``candidate`` on every case of ``corpus``; raw observations in manifest order.
 
-    ``jobs`` candidate processes run at once. With ``cases_per_process`` above
-    one, a slot reuses its process for that many cases (``LOAD`` resets the
-    machine); a case that fails always ends the process it ran in.
+    ``jobs`` cases run at once, longest budget first. With ``cases_per_process``
+    above one, a slot reuses its process for that many cases (``LOAD`` resets
+    the machine); a case that fails always ends the process it ran in. A slot
+    starts its next process while the current case runs, so up to ``2 * jobs``
+    candidate processes exist at once (each in its own jail).
     """
     chosen = resolve_isolation(isolation)
     spec = JailSpec(
@@ -278,26 +334,38 @@ def run_corpus(
         workdir=candidate.workdir,
     )
     cases = list(corpus.manifest.cases)
-    size = max(1, cases_per_process)
-    batches = [cases[i : i + size] for i in range(0, len(cases), size)]
-    slots: queue.Queue[int] = queue.Queue()
-    for number in range(max(1, jobs)):
-        slots.put(number)
+    # Longest budget first: a long case started last would leave the other slots idle.
+    todo = collections.deque(sorted(cases, key=lambda c: -c.budget_frames))
+    found: dict[str, CaseObservation] = {}
     lock = threading.Lock()
 
-    def work(batch: list[CorpusCase]) -> list[CaseObservation]:
-        slot = slots.get()
+    def take() -> CorpusCase | None:
+        with lock:
+            return todo.popleft() if todo else None
+
+    def serve(slot: int, lanes: tuple[int, ...]) -> None:
+        pair = (lanes[LANES_PER_SLOT * slot], lanes[LANES_PER_SLOT * slot + 1])
+        runner = _Slot(candidate, spec, pair, max(1, cases_per_process))
         try:
-            found = _Slot(candidate, spec, slot).run(corpus, batch)
+            while (case := take()) is not None:
+                observation = runner.run_case(corpus, case, lambda: bool(todo))
+                with lock:
+                    found[case.id] = observation
+                    if on_case is not None:
+                        on_case(observation)
         finally:
-            slots.put(slot)
-        if on_case is not None:
-            with lock:
-                for observation in found:
-                    on_case(observation)
-        return found
+            runner.close()
 
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        found = [o for batch in pool.map(work, batches) for o in batch]
-    return RunOutcome(observations=found, isolation=chosen, wall_seconds=time.monotonic() - started)
+    workers = max(1, min(jobs, len(cases)))
+    with (
+        reserve_lanes(LANES_PER_SLOT * workers) as lanes,
+        ThreadPoolExecutor(max_workers=workers) as pool,
+    ):
+        for done in [pool.submit(serve, slot, lanes) for slot in range(workers)]:
+            done.result()
+    return RunOutcome(
+        observations=[found[case.id] for case in cases],
+        isolation=chosen,
+        wall_seconds=time.monotonic() - started,
+    )

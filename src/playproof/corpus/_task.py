@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from playproof.core.canonical import parse_json
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._grading import grade_candidate, tree_digest
-from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths
+from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths, reserve_lanes
 from playproof.corpus._manifest import (
     Corpus,
     CorpusAnswers,
@@ -139,7 +139,12 @@ def _build(folder: Path, spec: TaskSpec, workspace: Path) -> tuple[bool, str]:
         limits=JailLimits(wall_seconds=spec.build_seconds, cpu_seconds=int(spec.build_seconds)),
         workdir=workspace,
     )
-    jailed = launch(spec.build, jail, slot=0)
+    with reserve_lanes(1) as (lane,):
+        return _run_build(spec.build, spec, jail, lane)
+
+
+def _run_build(build: list[str], spec: TaskSpec, jail: JailSpec, lane: int) -> tuple[bool, str]:
+    jailed = launch(build, jail, slot=lane)
     try:
         assert jailed.process.stdin is not None
         jailed.process.stdin.close()

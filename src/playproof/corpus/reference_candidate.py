@@ -28,6 +28,8 @@ SERIAL_CHUNK_FRAMES: Final = 30
 """PyBoy keeps only the last 1024 serial bytes; drain it at least this often."""
 PALETTE: Final = (0xFFFFFF, 0xAAAAAA, 0x555555, 0x000000)
 """The DMG palette the emulator renders with; a pixel's index here is its shade."""
+OPTIONAL_MODULES: Final = ("sdl2", "PIL", "OpenGL", "glfw")
+"""Imports PyBoy tries and does without (windows, image export); none serves the protocol."""
 LD_B_B: Final = 0x40
 JR_SELF: Final = (0x18, 0xFE)
 
@@ -218,8 +220,26 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
         stdout.flush()
 
 
+def skip_optional_imports() -> None:
+    """Make PyBoy's optional imports fail fast, so a fresh candidate starts ~0.3 s sooner.
+
+    PyBoy guards each with ``except ImportError``; a ``None`` entry in
+    ``sys.modules`` raises exactly that. SDL2 alone costs about 0.3 s to load
+    and the null window never calls it. Only the candidate process does this:
+    importing this module elsewhere leaves ``sys.modules`` alone.
+    """
+    for name in OPTIONAL_MODULES:
+        if name not in sys.modules:
+            sys.modules[name] = None  # type: ignore[assignment]
+
+
 def main() -> None:
     """Serve the protocol on stdin/stdout."""
+    skip_optional_imports()
+    # Import now, before the first request: the runner starts the next case's
+    # candidate while the current case runs, so this cost overlaps real work.
+    import pyboy  # noqa: F401
+
     raise SystemExit(serve(sys.stdin.buffer, sys.stdout.buffer))
 
 
