@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -14,20 +14,35 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.registration import load_env_creator
 
+from playproof.adapters.gym._evidence import (
+    ALL_PARTS,
+    MAX_INFO_KEYS,
+    MAX_OBSERVATION_CHANNELS,
+    NO_PARTS,
+    EvidenceParts,
+    add_info,
+    add_observation,
+    base_numbers,
+    observation_hash,
+    parts_read,
+)
 from playproof.adapters.gym._names import action_names
 from playproof.adapters.gym._options import GymOptions
 from playproof.adapters.screen import png_image, shade_text
 from playproof.adapters.sealed import seal, unseal
 from playproof.core.canonical import canonical_json, digest, parse_json
+from playproof.core.contract import Contract
 from playproof.core.evidence import Evidence
 from playproof.core.game import (
     MAX_SEED,
     BuildIdentity,
     GameDescriptor,
     Platform,
+    ReplayResult,
     VerificationMode,
 )
 from playproof.core.observation import Image, Observation
+from playproof.core.tracker import MilestoneTracker
 from playproof.errors import CheckpointError, FormatError, TargetError
 
 __all__ = [
@@ -42,16 +57,11 @@ ADAPTER_VERSION = "playproof.adapters.gym/1"
 """Bumped whenever a change here could change evidence for the same inputs."""
 MAX_CHECKPOINT_BYTES = 16 << 20
 """A checkpoint holds the seed and every applied input; longer episodes cannot checkpoint."""
-MAX_INFO_KEYS = 32
-"""At most this many numeric ``info`` entries become evidence (first by sorted key)."""
-MAX_OBSERVATION_CHANNELS = 16
-"""Box observations up to this size are also published component by component."""
 _MAX_TEXT_NUMBERS = 64
 _OBSERVATION_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
 # ANSI SGR sequences: a highlighted span (non-reset code ... reset) becomes [span].
 _HIGHLIGHT = re.compile(r"\x1b\[(?!0?m)[0-9;]*m(.*?)\x1b\[0?m", re.DOTALL)
 _ANY_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_KEY = re.compile(r"[^a-z0-9_]")
 
 
 def _import_id(env_id: str) -> str:
@@ -83,16 +93,12 @@ def _plain_ansi(text: str) -> str:
     return _ANY_ESCAPE.sub("", _HIGHLIGHT.sub(r"[\1]", text)).strip("\n")
 
 
-def _scaled(value: float, scale: int) -> int | None:
-    number = float(value)
-    return round(number * scale) if math.isfinite(number) else None
-
-
 class GymGame:
     """A Gymnasium session (see :mod:`playproof.adapters.gym` for the evidence it records)."""
 
     def __init__(self, options: GymOptions) -> None:
         self._options = options
+        self._scale = options.scale
         env_id = _import_id(options.env_id)
         modes = _render_modes(env_id)
         if options.image_scale:
@@ -183,69 +189,127 @@ class GymGame:
         if action is None or self._terminated or self._truncated:
             return
         self._apply(action)
-        self._inputs.append(action)
 
     def _apply(self, action: int) -> None:
         obs, reward, terminated, truncated, info = self._env.step(action)
         self._obs, self._info = obs, info
-        scaled = _scaled(reward, self._options.scale)
-        if scaled is None:
+        number = float(reward)
+        if not math.isfinite(number):
             raise TargetError(f"{self._descriptor.id} returned the non-finite reward {reward}")
-        self._reward = scaled
-        self._score += scaled
+        scaled_reward = round(number * self._scale)
+        self._reward = scaled_reward
+        self._score += scaled_reward
         self._terminated, self._truncated = bool(terminated), bool(truncated)
+        self._inputs.append(action)
         self._cached = None
 
     def evidence(self) -> Evidence:
         """Score, last reward, steps, end flags, observation numbers, info numbers, obs hash."""
-        if self._cached is not None:
-            return self._cached
-        obs = self._obs if isinstance(self._obs, np.ndarray) else np.asarray(self._obs)
-        scale = self._options.scale
-        engine: dict[str, int] = {
-            "score": self._score,
-            "reward": self._reward,
-            "steps": len(self._inputs),
-            "terminated": int(self._terminated),
-            "truncated": int(self._truncated),
-        }
-        if self._discrete_obs:
-            engine["obs"] = int(obs)
-        elif self._obs_keys:
-            values = obs.ravel().tolist()
-            try:
-                # round() is half-to-even; plain Python beats numpy on a handful of numbers.
-                engine.update(zip(self._obs_keys, [round(v * scale) for v in values], strict=True))
-            except (OverflowError, ValueError):  # a non-finite component is left out
-                for key, value in zip(self._obs_keys, values, strict=True):
-                    number = _scaled(value, scale)
-                    if number is not None:
-                        engine[key] = number
-        if self._info:
-            self._add_info(engine, scale)
-        self._cached = Evidence(
-            engine=engine,
-            frame_hash=hashlib.sha256(np.ascontiguousarray(obs).data).hexdigest(),
-        )
+        if self._cached is None:
+            self._cached = self._snapshot(ALL_PARTS)
         return self._cached
 
-    def _add_info(self, engine: dict[str, int], scale: int) -> None:
-        added = 0
-        for key in sorted(self._info):
-            if added == MAX_INFO_KEYS:
-                break
-            value = self._info[key]
-            if isinstance(value, np.ndarray) and value.shape == ():
-                value = value.item()
-            if isinstance(value, bool | np.bool_):
-                number: int | None = int(value)
-            elif isinstance(value, int | float | np.integer | np.floating):
-                number = _scaled(float(value), scale)
-            else:
-                continue
-            if number is not None:
-                engine[f"info_{_KEY.sub('_', str(key).lower())[:60]}"] = number
-                added += 1
+    def _snapshot(self, parts: EvidenceParts) -> Evidence:
+        """The evidence of the current state, with only the optional ``parts`` computed."""
+        engine = base_numbers(
+            self._score, self._reward, len(self._inputs), self._terminated, self._truncated
+        )
+        obs = self._obs if isinstance(self._obs, np.ndarray) else np.asarray(self._obs)
+        if parts.observation:
+            add_observation(engine, obs, self._obs_keys, self._discrete_obs, self._scale)
+        if parts.info and self._info:
+            add_info(engine, self._info, self._scale)
+        return Evidence(
+            engine=engine, frame_hash=observation_hash(obs) if parts.frame_hash else None
+        )
+
+    def replay(
+        self, seed: int, inputs: Sequence[str], contract: Contract, *, trace: bool = False
+    ) -> ReplayResult:
+        """Exactly what ``replay_in_session`` returns, computing only what it needs.
+
+        Without ``trace`` the tracker gets evidence holding just the numbers the
+        contract reads, and none once every milestone has passed; an unknown word
+        changes nothing (a tracker learns nothing from a repeated snapshot), and
+        nothing steps after the episode ended.
+        """
+        tracker = MilestoneTracker(contract)
+        self.reset(seed)
+        parts = ALL_PARTS if trace else parts_read(contract)
+        if parts == NO_PARTS:
+            over_at = self._replay_base(inputs, tracker)
+            return ReplayResult(verified=tracker.verified, turns=len(inputs), over_at=over_at)
+        read = self.evidence if parts == ALL_PARTS else functools.partial(self._snapshot, parts)
+        evidence = read()
+        snapshots = [evidence] if trace else None
+        tracker.observe(evidence, 0)
+        over_at = None  # reset never ends an episode
+        actions, apply, observe = self._actions, self._apply, tracker.observe
+        tracking = not tracker.complete or trace
+        for turn, word in enumerate(inputs, start=1):
+            action = actions.get(word)
+            if action is not None:
+                apply(action)
+                if tracking:
+                    evidence = read()
+                    if observe(evidence, turn) and tracker.complete and not trace:
+                        tracking = False  # nothing is left to earn: the rest only steps
+                if self._terminated or self._truncated:
+                    over_at = turn
+                    break
+            if snapshots is not None:
+                snapshots.append(evidence)
+        if snapshots is not None:  # every snapshot after the end repeats the last one
+            snapshots.extend([evidence] * (len(inputs) + 1 - len(snapshots)))
+        return ReplayResult(
+            verified=tracker.verified,
+            turns=len(inputs),
+            over_at=over_at,
+            trace=tuple(snapshots) if snapshots is not None else None,
+        )
+
+    def _replay_base(self, inputs: Sequence[str], tracker: MilestoneTracker) -> int | None:
+        """Replay's loop for a contract that reads only the base numbers; returns ``over_at``.
+
+        It does per input what ``_apply`` and a base-only snapshot do, with the
+        numbers in locals instead of attributes (attribute traffic and method
+        calls cost as much as the evidence itself here); the session state is
+        written back at the end.
+        """
+        env_step, actions, applied, scale = self._env.step, self._actions, self._inputs, self._scale
+        observe = tracker.observe
+        obs, info, score, reward = self._obs, self._info, self._score, self._reward
+        terminated = truncated = False
+        over_at: int | None = None
+        observe(Evidence(engine=base_numbers(score, reward, len(applied), False, False)), 0)
+        tracking = not tracker.complete
+        try:
+            for turn, word in enumerate(inputs, start=1):
+                action = actions.get(word)
+                if action is None:
+                    continue  # a no-op leaves the snapshot, so the tracker learns nothing
+                obs, raw_reward, ended, cut, info = env_step(action)
+                number = float(raw_reward)
+                if not math.isfinite(number):
+                    raise TargetError(
+                        f"{self._descriptor.id} returned the non-finite reward {raw_reward}"
+                    )
+                reward = round(number * scale)
+                score += reward
+                terminated, truncated = bool(ended), bool(cut)
+                applied.append(action)
+                if tracking:
+                    engine = base_numbers(score, reward, len(applied), terminated, truncated)
+                    if observe(Evidence(engine=engine), turn) and tracker.complete:
+                        tracking = False  # nothing is left to earn: the rest only steps
+                if terminated or truncated:
+                    over_at = turn
+                    break
+        finally:
+            self._obs, self._info, self._reward, self._score = obs, info, reward, score
+            self._terminated, self._truncated = terminated, truncated
+            self._cached = None
+        return over_at
 
     def _text(self) -> str:
         if self._render_mode == "ansi":
@@ -264,7 +328,7 @@ class GymGame:
 
     def observe(self) -> Observation:
         """The ``ansi`` rendering (or the observation as text), the score, and frames when on."""
-        summary = f"score {self._score / self._options.scale:g}"
+        summary = f"score {self._score / self._scale:g}"
         if self._terminated or self._truncated:
             summary += " | episode over"
         images: tuple[Image, ...] = ()
@@ -304,7 +368,6 @@ class GymGame:
             if self._terminated or self._truncated:
                 raise CheckpointError("gym checkpoint replays past the end of its episode")
             self._apply(action)
-            self._inputs.append(action)
 
     def close(self) -> None:
         """Close the environment (idempotent)."""
