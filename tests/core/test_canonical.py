@@ -51,3 +51,25 @@ def test_parse_json_refuses_duplicates_constants_and_oversize() -> None:
         parse_json('{"a": ', limit=100, what="doc")
     with pytest.raises(FormatError, match="not valid JSON"):
         parse_json(b"\xff\xfe", limit=100, what="doc")
+
+
+@given(st.lists(st.text(max_size=12), max_size=12))
+def test_canonical_strings_equals_the_general_canonicalizer(values: list[str]) -> None:
+    from playproof.core.canonical import canonical_strings
+
+    try:
+        expected = canonical_json(values)
+    except FormatError:  # lone surrogates have no canonical form: refused alike
+        with pytest.raises(FormatError):
+            canonical_strings(values)
+        return
+    assert canonical_strings(values) == expected
+
+
+def test_canonical_strings_escapes_like_rfc8785() -> None:
+    from playproof.core.canonical import canonical_strings
+
+    tricky = ['a"\\\n\x01\x1f\x7f\u2028\u00e9\U0001f600', "", "\t\b\f\r"]
+    assert canonical_strings(tricky) == canonical_json(tricky)
+    with pytest.raises(FormatError):
+        canonical_strings(["\ud800"])

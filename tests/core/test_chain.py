@@ -107,3 +107,65 @@ def test_number_edge_cases_match_rfc8785(value: float) -> None:
     except Exception:
         pytest.skip("no canonical form")
     assert decision.canonical() == expected
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 2**40),
+            st.sampled_from(["up", "down", 'q"\\\n\u00e9']) | st.text(min_size=1, max_size=8),
+            st.none() | st.sampled_from([0.0, 0.5]) | st.floats(min_value=0, max_value=1e300),
+        ),
+        max_size=20,
+    )
+)
+def test_chain_linker_equals_link_hash(raw: list[tuple[int, str, float | None]]) -> None:
+    from playproof.core.chain import ChainLinker, canonical_decision
+
+    start = genesis_hash("g", "0" * 64, "1" * 64, seed=3)
+    linker = ChainLinker(start)
+    head = start
+    for turn, word, cost in raw:
+        try:
+            head = link_hash(head, canonical_decision(turn, word, cost))
+        except UnicodeEncodeError:  # lone surrogates: no decision carries them
+            return
+        assert linker.link(turn, word, cost) == head == linker.head
+
+
+@given(
+    st.text(min_size=1, max_size=12),
+    st.text(max_size=70),
+    st.text(max_size=70),
+    st.integers(-(2**53) + 1, 2**53 - 1),
+)
+def test_fast_genesis_equals_the_canonical_digest(
+    game: str, build: str, contract: str, seed: int
+) -> None:
+    from playproof.core.canonical import digest
+
+    fields = {"schema": "playproof/chain/v1", "game": game, "build": build, "contract": contract}
+    try:
+        expected = digest({**fields, "seed": seed})
+    except Exception:  # lone surrogates have no canonical form
+        return
+    assert genesis_hash(game, build, contract, seed=seed) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("\U0001f600" * (MAX_INPUT_BYTES // 4), True),  # exactly the bound in 4-byte characters
+        ("\U0001f600" * (MAX_INPUT_BYTES // 4) + "x", False),
+        ("\u00e9" * (MAX_INPUT_BYTES // 2), True),
+        ("\u00e9" * (MAX_INPUT_BYTES // 2 + 1), False),
+        ("x" * MAX_INPUT_BYTES, True),
+    ],
+)
+def test_input_bound_counts_utf8_bytes(text: str, valid: bool) -> None:
+    fields = {"turn": 1, "input": text, "cost_usd": 0.0, "latency_ms": 0.0}
+    if valid:
+        assert Decision.model_validate(fields).input == text
+    else:
+        with pytest.raises(ValidationError, match="bytes"):
+            Decision.model_validate(fields)

@@ -119,3 +119,22 @@ def test_hash_invariant_under_key_order(names: list[str], rnd: Any) -> None:
         return value
 
     assert parse_contract(shuffled(data)).hash == parse_contract(data).hash
+
+
+def test_cached_hash_equals_the_computed_hash_and_follows_copies() -> None:
+    parsed = parse_contract(contract(ms("a"), ms("b", ["a"])))
+    fresh = parse_contract(contract(ms("a"), ms("b", ["a"])))
+    first = parsed.hash
+    assert first == contract_hash(parsed) == parsed.hash  # computed, then served from the memo
+    # The memo is not a field: equality, dumps and the hash of the model ignore it.
+    assert parsed == fresh
+    assert fresh == parsed
+    assert hash(parsed) == hash(fresh)
+    assert parsed.to_json() == fresh.to_json()
+    assert "memo" not in parsed.model_dump_json()
+    # A copy that swaps a field must not reuse the memo of its source.
+    renamed = parsed.model_copy(update={"game": "other"})
+    assert renamed.hash == contract_hash(renamed) != first
+    shorter = parsed.model_copy(update={"milestones": parsed.milestones[:1]})
+    assert shorter.hash == contract_hash(shorter) != first
+    assert parsed.model_copy(deep=True).hash == first

@@ -4,6 +4,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import select
 import signal
 import subprocess
@@ -197,3 +198,54 @@ def test_in_memory_ledger_is_consistent() -> None:
         (13, 18),
         (19, 20),
     ]
+
+
+def _strict_parse_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the strict parse was not expected here")
+
+    monkeypatch.setattr("playproof.engine._ledger.parse_json", refuse)
+
+
+def test_a_ledger_as_saved_loads_without_the_strict_parse(
+    saved: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = load_ledger(saved)
+    _strict_parse_forbidden(monkeypatch)
+    assert load_ledger(saved) == expected
+
+
+def test_a_reformatted_ledger_still_loads_through_the_strict_parse(saved: Path) -> None:
+    expected = load_ledger(saved)
+    saved.write_text(json.dumps(json.loads(saved.read_text()), indent=2, ensure_ascii=True))
+    assert load_ledger(saved) == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The repeated key carries the value the chain expects last, so a parser
+        # that keeps the last of repeated keys would accept the document.
+        ('"turn":4,', '"turn":99,"turn":4,'),
+        ('"seed":0,', '"seed":0,"seed":0,'),
+        ('"chain_head":', '"chain_head":"' + "0" * 64 + '","chain_head":'),
+    ],
+)
+def test_a_repeated_key_in_a_saved_ledger_is_refused(saved: Path, old: str, new: str) -> None:
+    text = saved.read_text()
+    assert old in text
+    saved.write_text(text.replace(old, new, 1))
+    with pytest.raises(LedgerError, match="repeats the key"):
+        load_ledger(saved)
+    with pytest.raises(LedgerError, match="repeats the key"):
+        campaign(Walker(), saved)
+
+
+def test_a_nan_in_a_saved_ledger_is_refused(saved: Path) -> None:
+    text, count = re.subn(
+        r'"latency_ms":[0-9.e+-]+', '"latency_ms":NaN', saved.read_text(), count=1
+    )
+    assert count == 1
+    saved.write_text(text)
+    with pytest.raises(LedgerError, match="NaN"):
+        load_ledger(saved)

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import rfc8785
 
 from playproof.errors import FormatError
 
-__all__ = ["canonical_json", "digest", "parse_json", "sha256_hex"]
+__all__ = ["canonical_json", "canonical_strings", "digest", "parse_json", "sha256_hex"]
+
+# RFC 8785 strings are JSON.stringify strings: the same escapes Python's C encoder
+# makes with ensure_ascii=False (quote, backslash, control characters as \b \f
+# \n \r \t or lower-case \u00XX), and nothing else escaped.
+_STRING_LIST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def canonical_json(value: Any) -> bytes:
@@ -29,6 +35,22 @@ def canonical_json(value: Any) -> bytes:
         return bytes(rfc8785.dumps(value))
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise FormatError(f"value has no canonical JSON form: {exc}") from exc
+
+
+def canonical_strings(values: Sequence[str]) -> bytes:
+    """The RFC 8785 form of a list of strings, as :func:`canonical_json` gives it, faster.
+
+    Input logs are hashed whole (millions of short strings); Python's C JSON
+    encoder writes strings exactly as RFC 8785 does, so it is used whenever every
+    value is a plain ``str`` that UTF-8 can carry. A property test holds the two equal.
+    """
+    items = list(values)
+    if all(type(value) is str for value in items):
+        try:
+            return _STRING_LIST(items).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # lone surrogates: the canonicalizer raises the documented error
+    return canonical_json(items)
 
 
 def sha256_hex(data: bytes) -> str:

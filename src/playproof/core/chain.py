@@ -26,6 +26,7 @@ from playproof.core.canonical import canonical_json, digest
 
 __all__ = [
     "MAX_INPUT_BYTES",
+    "ChainLinker",
     "Decision",
     "canonical_decision",
     "chain_head",
@@ -37,6 +38,12 @@ MAX_INPUT_BYTES = 64 * 1024
 """The largest input (UTF-8 bytes) one decision may carry."""
 
 GENESIS_SCHEMA = "playproof/chain/v1"
+
+_SURELY_BOUNDED = MAX_INPUT_BYTES // 4
+"""Inputs of at most this many characters are within MAX_INPUT_BYTES whatever they hold."""
+_SAFE_INTEGER = 2**53
+_MAX_PREFIXES = 4096
+"""How many (input, cost) prefixes one ChainLinker remembers (a vocabulary is small)."""
 
 
 # RFC 8785 strings are JSON.stringify strings: the same escapes Python's encoder
@@ -88,7 +95,9 @@ class Decision(BaseModel):
     @field_validator("input")
     @classmethod
     def _bounded_input(cls, value: str) -> str:
-        if len(value.encode("utf-8")) > MAX_INPUT_BYTES:
+        # A character is at most 4 UTF-8 bytes, so short inputs need no encoding
+        # (records are validated in batches of millions of decisions).
+        if len(value) > _SURELY_BOUNDED and len(value.encode("utf-8")) > MAX_INPUT_BYTES:
             raise ValueError(f"input is over {MAX_INPUT_BYTES} bytes")
         return value
 
@@ -106,6 +115,14 @@ class Decision(BaseModel):
 
 def genesis_hash(game_id: str, build_digest: str, contract_hash: str, *, seed: int) -> str:
     """The chain's starting hash, bound to the target and the seed."""
+    if type(seed) is int and -_SAFE_INTEGER < seed < _SAFE_INTEGER:
+        # The canonical form written directly (keys in RFC 8785 order); a
+        # property test holds it equal to the general canonicalizer.
+        text = (
+            f'{{"build":{_STRING(build_digest)},"contract":{_STRING(contract_hash)},'
+            f'"game":{_STRING(game_id)},"schema":"{GENESIS_SCHEMA}","seed":{seed}}}'
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
     return digest(
         {
             "schema": GENESIS_SCHEMA,
@@ -121,6 +138,37 @@ def link_hash(previous: str, decision: Decision | bytes) -> str:
     """SHA-256 over the previous hash (hex, ASCII), a newline and the canonical decision."""
     body = decision if isinstance(decision, bytes) else decision.canonical()
     return hashlib.sha256(previous.encode("ascii") + b"\n" + body).hexdigest()
+
+
+class ChainLinker:
+    """Extends a chain head one decision at a time, exactly as :func:`link_hash` would.
+
+    The decision loop links one decision per turn, and most turns repeat an
+    (input, cost) pair already seen (a small vocabulary, a zero or fixed cost),
+    so the canonical bytes that precede the turn number are remembered per
+    pair. A property test holds the heads equal to :func:`link_hash`.
+    """
+
+    __slots__ = ("_prefixes", "head")
+
+    def __init__(self, head: str) -> None:
+        self.head = head
+        self._prefixes: dict[tuple[str, float | None], bytes] = {}
+
+    def link(self, turn: int, word: str, cost_usd: float | None) -> str:
+        """Append one decision; return (and keep) the new head."""
+        # Only float costs (what the loop and the models hold) use the memo: an
+        # int equal to a float is the same dict key but may format differently.
+        key = (word, cost_usd) if cost_usd is None or type(cost_usd) is float else None
+        prefix = self._prefixes.get(key) if key is not None else None
+        if prefix is None:
+            cost = "null" if cost_usd is None else _number(cost_usd)
+            prefix = f'\n{{"cost_usd":{cost},"input":{_STRING(word)},"turn":'.encode()
+            if key is not None and len(self._prefixes) < _MAX_PREFIXES:
+                self._prefixes[key] = prefix
+        head = hashlib.sha256(b"%s%s%d}" % (self.head.encode("ascii"), prefix, turn)).hexdigest()
+        self.head = head
+        return head
 
 
 def chain_head(genesis: str, decisions: Iterable[Decision]) -> str:

@@ -205,8 +205,26 @@ class Contract(BaseModel):
 
     @property
     def hash(self) -> str:
-        """SHA-256 of the RFC 8785 canonical form of :meth:`to_json`."""
-        return contract_hash(self)
+        """SHA-256 of the RFC 8785 canonical form of :meth:`to_json` (computed once)."""
+        # A frozen contract hashes once (every episode asks). The memo sits in the
+        # instance dict beside the fields (pydantic ignores non-field keys there
+        # for equality and dumps) and names the field objects it was computed
+        # over, so a model_copy(update=...) that swaps a field recomputes.
+        memo = self.__dict__.get(_HASH_MEMO)
+        if (
+            memo is not None
+            and memo[0] is self.schema_
+            and memo[1] is self.game
+            and memo[2] is self.milestones
+        ):
+            cached: str = memo[3]
+            return cached
+        value = contract_hash(self)
+        self.__dict__[_HASH_MEMO] = (self.schema_, self.game, self.milestones, value)
+        return value
+
+
+_HASH_MEMO = "_playproof_hash_memo"
 
 
 def contract_hash(contract: Contract) -> str:

@@ -24,8 +24,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from playproof.core.canonical import canonical_json, parse_json
-from playproof.core.chain import Decision, canonical_decision, genesis_hash, link_hash
+from playproof.core.canonical import canonical_strings, parse_json
+from playproof.core.chain import ChainLinker, Decision, genesis_hash
 from playproof.core.game import MAX_SEED
 from playproof.core.record import Actor, ClaimedMilestone, Limits, StopReason, TargetPin
 from playproof.errors import FormatError, LedgerError
@@ -206,7 +206,7 @@ class Ledger(_Frozen):
 
 def inputs_digest(inputs: Sequence[str]) -> str:
     """SHA-256 of the canonical JSON list of ``inputs`` (a segment's input digest)."""
-    return hashlib.sha256(canonical_json(list(inputs))).hexdigest()
+    return hashlib.sha256(canonical_strings(inputs)).hexdigest()
 
 
 def save_ledger(ledger: Ledger, path: Path) -> Path:
@@ -245,22 +245,48 @@ def load_ledger(path: Path, *, consistent: bool = True) -> Ledger:
         raise LedgerError(str(path), ["the file does not exist"]) from exc
     except OSError as exc:
         raise LedgerError(str(path), [f"cannot be read: {exc.strerror}"]) from exc
+    ledger = _saved_form(data)
+    if ledger is None:
+        ledger = _strict_parse(data, path)
+    problems = ledger_problems(ledger) if consistent else []
+    if problems:
+        raise LedgerError(str(path), problems)
+    return ledger
+
+
+def _saved_form(data: bytes) -> Ledger | None:
+    """The ledger when ``data`` is exactly what :func:`save_ledger` writes for it, else None.
+
+    Pydantic's JSON parser keeps the last of repeated keys, so a document it
+    accepts is only taken when re-serializing the result gives back the same
+    bytes: the serializer writes each key once and no NaN, so such a document
+    has neither, and the strict parse would have read the same ledger. Anything
+    else (hand edits, other formatting, errors) goes through :func:`_strict_parse`.
+    """
+    if len(data) > MAX_LEDGER_BYTES:
+        return None
+    try:
+        ledger = Ledger.model_validate_json(data)
+    except ValidationError:
+        return None
+    saved = Ledger.__pydantic_serializer__.to_json(ledger, by_alias=True)
+    return ledger if saved == data else None
+
+
+def _strict_parse(data: bytes, path: Path) -> Ledger:
+    """Parse refusing NaN and repeated keys, then validate; LedgerError names the problems."""
     try:
         raw = parse_json(data, limit=MAX_LEDGER_BYTES, what="the file")
     except FormatError as exc:
         raise LedgerError(str(path), [str(exc)]) from exc
     try:
-        ledger = Ledger.model_validate(raw)
+        return Ledger.model_validate(raw)
     except ValidationError as exc:
         problems = [
             f"{'.'.join(str(p) for p in err['loc']) or 'document'}: {err['msg']}"
             for err in exc.errors()[:20]
         ]
         raise LedgerError(str(path), ["not a playproof ledger", *problems]) from exc
-    problems = ledger_problems(ledger) if consistent else []
-    if problems:
-        raise LedgerError(str(path), problems)
-    return ledger
 
 
 def _order_problems(ledger: Ledger) -> list[str]:
@@ -307,12 +333,15 @@ def _content_problems(ledger: Ledger) -> list[str]:
     """Per-segment digests, spend and chain heads against the decisions they cover."""
     problems: list[str] = []
     decisions = ledger.decisions
-    head = genesis_hash(
-        ledger.target.game_id,
-        ledger.target.build_digest,
-        ledger.target.contract_hash,
-        seed=ledger.seed,
+    chain = ChainLinker(
+        genesis_hash(
+            ledger.target.game_id,
+            ledger.target.build_digest,
+            ledger.target.contract_hash,
+            seed=ledger.seed,
+        )
     )
+    link = chain.link
     spent = 0.0
     unmeasured = 0
     for segment in ledger.segments:
@@ -326,7 +355,7 @@ def _content_problems(ledger: Ledger) -> list[str]:
             )
         segment_spent = 0.0
         for d in part:
-            head = link_hash(head, canonical_decision(d.turn, d.input, d.cost_usd))
+            link(d.turn, d.input, d.cost_usd)
             if d.cost_usd is None:
                 unmeasured += 1
             else:
@@ -337,7 +366,7 @@ def _content_problems(ledger: Ledger) -> list[str]:
                 f"segment {segment.index}: costs sum to {segment_spent!r}, the segment says "
                 f"{segment.spent_usd!r} (a cost was edited)"
             )
-        if head != segment.chain_head:
+        if chain.head != segment.chain_head:
             problems.append(
                 f"segment {segment.index}: its decisions do not chain to its recorded head "
                 "(a decision, the seed or the target pin was edited)"
@@ -349,7 +378,7 @@ def _content_problems(ledger: Ledger) -> list[str]:
             f"{unmeasured} decisions have unmeasured costs, the ledger says "
             f"{ledger.unmeasured_decisions}"
         )
-    if head != ledger.chain_head:
+    if chain.head != ledger.chain_head:
         problems.append("the decisions do not chain to the ledger's chain head")
     return problems
 

@@ -31,10 +31,9 @@ from pydantic import TypeAdapter
 from playproof.core.agent import Action, DecisionContext, Driver, HistoryEntry, provenance_of
 from playproof.core.chain import (
     MAX_INPUT_BYTES,
+    ChainLinker,
     Decision,
-    canonical_decision,
     genesis_hash,
-    link_hash,
 )
 from playproof.core.contract import Contract
 from playproof.core.game import Advancing, BatchReplaying, Game, Snapshot, VerificationMode
@@ -49,6 +48,7 @@ from playproof.core.record import (
     StopReason,
     TargetPin,
 )
+from playproof.core.replay import replay_in_session
 from playproof.core.tracker import MilestoneTracker
 from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
 
@@ -158,10 +158,15 @@ def _checked_action(action: object, turn: int, budgeted: bool) -> Action:
     word, cost = action.input, action.cost_usd
     if not isinstance(word, str) or not word.strip():
         raise InputError(f"driver gave an empty input at turn {turn}")
-    try:
-        size = len(word.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise InputError(f"driver gave an input that is not valid Unicode at turn {turn}") from exc
+    if word.isascii():  # one byte per character, and nothing to encode (the usual case)
+        size = len(word)
+    else:
+        try:
+            size = len(word.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"driver gave an input that is not valid Unicode at turn {turn}"
+            ) from exc
     if size > MAX_INPUT_BYTES:
         raise InputError(f"driver gave an input over {MAX_INPUT_BYTES} bytes at turn {turn}")
     if cost is None:
@@ -171,6 +176,8 @@ def _checked_action(action: object, turn: int, budgeted: bool) -> Action:
                 "enforced; declare pricing for the driver or run without a budget"
             )
         return action
+    if type(cost) is float and 0.0 <= cost < math.inf:
+        return action  # already what the checks below would make of it
     if isinstance(cost, bool) or not isinstance(cost, int | float):
         raise CostError(f"driver gave a cost of type {type(cost).__name__} at turn {turn}")
     if not math.isfinite(cost) or cost < 0:
@@ -221,54 +228,61 @@ class DecisionLoop:
     def resume(self, decisions: Sequence[DecisionLike], *, head: str | None = None) -> None:
         """Rebuild the state after ``decisions`` by one pass of them over the live game.
 
-        Observations are read only where the driver's history needs them (the
-        last ``history`` snapshots), so this costs about what a replay costs.
-        Turn numbers are taken as given (1, 2, ...); the caller has checked them.
-        ``head`` is the chain head the caller already verified for these
-        decisions (else the chain is recomputed here).
+        The prefix whose observations nobody needs is replayed as a verifier
+        would (in one call for games that batch-replay, e.g. inside their
+        worker); only the last ``history`` snapshots are observed, so this costs
+        about what a replay costs. Turn numbers are taken as given (1, 2, ...);
+        the caller has checked them. ``head`` is the chain head the caller
+        already verified for these decisions (else the chain is recomputed here).
         """
-        game, observe = self.game, self.tracker.observe
-        count = len(decisions)
-        keep = self.config.history
-        first_seen = count - keep if keep else count  # first snapshot the history shows
+        game, seed = self.game, self.config.seed
+        raw: list[RawDecision] = [(d.turn, d.input, d.cost_usd, d.latency_ms) for d in decisions]
         spent, unmeasured, latency = self.spent, self.unmeasured, self.latency_total
-        history, append = self.history, self.decisions.append
-        step, read, look = game.step, game.evidence, game.observe
-        live_from = 0
-        if isinstance(game, BatchReplaying) and first_seen > 0:
-            # The prefix no observation is needed for replays in one call (inside
-            # the worker for emulator games), which leaves the game at its end.
-            prefix = [d.input for d in decisions[:first_seen]]
-            result = game.replay(self.config.seed, prefix, self.contract)
-            self.tracker.restore(result.verified, result.events)
-            live_from = first_seen
-        else:
-            game.reset(self.config.seed)
-            observe(game.evidence(), 0)
-        shown: Observation | None = look() if first_seen <= live_from else None
-        for index, decision in enumerate(decisions):
-            turn, word, cost = decision.turn, decision.input, decision.cost_usd
-            append((turn, word, cost, decision.latency_ms))
+        for _, _, cost, latency_ms in raw:
             if cost is None:
                 unmeasured += 1
             else:
                 spent += cost
-            latency += decision.latency_ms
-            if index < live_from:
-                continue
-            if shown is not None:
-                history.append(HistoryEntry(turn, shown.text, word))
-            step(word)
-            observe(read(), turn)
-            shown = look() if turn >= first_seen else None
+            latency += latency_ms
+        self.decisions.extend(raw)
+        keep = self.config.history
+        # The first snapshot the driver's history shows (the whole log when it shows none).
+        live_from = max(len(raw) - keep, 0) if keep else len(raw)
+        if live_from:
+            prefix = [word for _, word, _, _ in raw[:live_from]]
+            if isinstance(game, BatchReplaying):
+                result = game.replay(seed, prefix, self.contract)
+            else:
+                result = replay_in_session(game, seed, prefix, self.contract)
+            self.tracker.restore(result.verified, result.events)
+        else:
+            game.reset(seed)
+            self.tracker.observe(game.evidence(), 0)
+        observe, history = self.tracker.observe, self.history
+        shown = game.observe()
+        advance = game.advance if isinstance(game, Advancing) else None
+        snapshot: Snapshot | None = None
+        for turn, word, _, _ in raw[live_from:]:
+            history.append(HistoryEntry(turn, shown.text, word))
+            if advance is not None:
+                # One round trip instead of three for worker-backed games.
+                snapshot = advance(word, observe=True)
+                observe(snapshot.evidence, turn)
+                assert snapshot.observation is not None
+                shown = snapshot.observation
+            else:
+                game.step(word)
+                observe(game.evidence(), turn)
+                shown = game.observe()
         if head is None:
-            head = self.head
-            for turn, word, cost, _ in self.decisions:
-                head = link_hash(head, canonical_decision(turn, word, cost))
+            chain = ChainLinker(self.head)
+            for turn, word, cost, _ in raw:
+                chain.link(turn, word, cost)
+            head = chain.head
         self.head, self.spent, self.unmeasured = head, spent, unmeasured
         self.latency_total = latency
-        self.over = game.over()
-        self.observation = shown if shown is not None else game.observe()
+        self.over = game.over() if snapshot is None else snapshot.over
+        self.observation = shown
 
     async def run(
         self,
@@ -284,27 +298,30 @@ class DecisionLoop:
         is recorded before its input reaches the game), so a caller can save it.
         """
         config, game, tracker = self.config, self.game, self.tracker
-        descriptor = game.descriptor
         cancel = cancel or asyncio.Event()
+        cancelled = cancel.is_set
         budget = config.budget_usd
-        max_turns = config.max_turns
-        decisions = self.decisions
-        history = self.history
+        budgeted = budget is not None
+        max_turns, seed, keep_history = config.max_turns, config.seed, bool(config.history)
+        stop_at_game_over = config.stop_at_game_over
+        vocabulary = game.descriptor.vocabulary
+        decisions, record = self.decisions, self.decisions.append
+        history, remember = self.history, self.history.append
         total = len(self.contract.milestones)
-        advancing = isinstance(game, Advancing)
+        track, clock = tracker.observe, time.perf_counter
+        # Bound once: the capability checks and method lookups are per-run facts.
+        advance = game.advance if isinstance(game, Advancing) else None
+        step, read, is_over, look = game.step, game.evidence, game.over, game.observe
         act: Callable[..., Awaitable[Action]] = self.driver.act
-        head, spent, unmeasured, latency_total = (
-            self.head,
-            self.spent,
-            self.unmeasured,
-            self.latency_total,
-        )
+        chain = ChainLinker(self.head)
+        link = chain.link
+        spent, unmeasured, latency_total = self.spent, self.unmeasured, self.latency_total
         over, observation = self.over, self.observation
         turn = len(decisions)
         stop: StopReason
         try:
             while True:
-                if config.stop_at_game_over and over:
+                if stop_at_game_over and over:
                     stop = StopReason.GAME_OVER
                     break
                 if turn >= max_turns:
@@ -316,57 +333,60 @@ class DecisionLoop:
                 if segment_end is not None and turn >= segment_end:
                     stop = StopReason.SEGMENT_LIMIT
                     break
-                if cancel.is_set():
+                if cancelled():
                     stop = StopReason.STOPPED
                     break
                 turn += 1
                 context = DecisionContext(
-                    turn=turn,
-                    max_turns=max_turns,
-                    seed=config.seed,
-                    spent_usd=spent,
-                    remaining_usd=None if budget is None else max(budget - spent, 0.0),
-                    vocabulary=descriptor.vocabulary,
-                    guidance=guidance,
-                    cancel=cancel,
+                    turn,
+                    max_turns,
+                    seed,
+                    spent,
+                    None if budget is None else max(budget - spent, 0.0),
+                    vocabulary,
+                    guidance,
+                    cancel,
                 )
-                begin = time.perf_counter()
+                begin = clock()
                 try:
-                    raw = await act(observation, tuple(history) if config.history else (), context)
+                    raw = await act(observation, tuple(history) if keep_history else (), context)
                 except RunError:
                     raise
                 except Exception as exc:
                     raise DriverError(f"driver failed at turn {turn}: {exc}") from exc
-                latency_ms = (time.perf_counter() - begin) * 1000.0
-                action = _checked_action(raw, turn, budget is not None)
+                latency_ms = (clock() - begin) * 1000.0
+                action = _checked_action(raw, turn, budgeted)
+                word, cost = action.input, action.cost_usd
                 # From here to the game step nothing can fail: the decision is
                 # taken (and paid for) once it is appended.
-                head = link_hash(head, canonical_decision(turn, action.input, action.cost_usd))
-                decisions.append((turn, action.input, action.cost_usd, latency_ms))
-                if action.cost_usd is None:
+                link(turn, word, cost)
+                record((turn, word, cost, latency_ms))
+                if cost is None:
                     unmeasured += 1
                 else:
-                    spent += action.cost_usd
+                    spent += cost
                 latency_total += latency_ms
-                if config.history:
-                    history.append(HistoryEntry(turn, observation.text, action.input))
-                if advancing:
-                    snapshot = game.advance(action.input, observe=True)  # type: ignore[attr-defined]
+                if keep_history:
+                    remember(HistoryEntry(turn, observation.text, word))
+                if advance is not None:
+                    snapshot = advance(word, observe=True)
+                    evidence, now_over, seen = (
+                        snapshot.evidence,
+                        snapshot.over,
+                        snapshot.observation,
+                    )
                 else:
-                    game.step(action.input)
-                    snapshot = Snapshot(game.evidence(), game.over(), game.observe())
-                new = tracker.observe(snapshot.evidence, turn)
-                over = snapshot.over
-                assert snapshot.observation is not None
-                observation = snapshot.observation
+                    step(word)
+                    evidence, now_over, seen = read(), is_over(), look()
+                new = track(evidence, turn)
+                assert seen is not None
+                over, observation = now_over, seen
                 if on_turn is not None:
                     on_turn(
-                        TurnReport(
-                            turn, max_turns, action.input, spent, new, len(tracker.passed), total
-                        )
+                        TurnReport(turn, max_turns, word, spent, new, len(tracker.passed), total)
                     )
         finally:
-            self.head, self.spent, self.unmeasured = head, spent, unmeasured
+            self.head, self.spent, self.unmeasured = chain.head, spent, unmeasured
             self.latency_total = latency_total
             self.over, self.observation = over, observation
         return stop
