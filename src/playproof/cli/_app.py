@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from playproof._api import arun, resolve_target, verify_record, verify_signed
-from playproof.cli._agents import AGENT_HELP, AgentChoice, AgentOptions, parse_agent
+from playproof.cli._agents import AgentChoice, AgentOptions, parse_agent
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     default_record_path,
@@ -23,6 +23,28 @@ from playproof.cli._files import (
     read_document,
     trusted_keys,
     write_document,
+)
+from playproof.cli._options import (
+    AgentFlag,
+    AgentSeed,
+    AgentTimeout,
+    ApiKeyEnv,
+    BaseUrl,
+    Budget,
+    Cost,
+    MaxTurns,
+    Mode,
+    Out,
+    PriceCachedInput,
+    PriceInput,
+    PriceOutput,
+    Reply,
+    Seed,
+    StopAtGameOver,
+    TargetName,
+    Vision,
+    Worker,
+    agent_options,
 )
 from playproof.core.canonical import parse_json
 from playproof.core.record import RunRecord
@@ -193,44 +215,25 @@ def _play(
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="Target name, e.g. native/2048.")],
-    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)],
-    seed: Annotated[int | None, typer.Option(help="Game seed (default: the target's).")] = None,
-    agent_seed: Annotated[int, typer.Option(help="Seed of a random-walk baseline.")] = 0,
-    budget: Annotated[float | None, typer.Option(help="Budget in USD (default: none).")] = None,
-    max_turns: Annotated[int | None, typer.Option(help="Turn limit.")] = None,
-    stop_at_game_over: Annotated[bool, typer.Option(help="End the run at game over.")] = True,
-    mode: Annotated[str | None, typer.Option(help="Verification mode.")] = None,
-    worker: Annotated[
-        bool | None, typer.Option("--worker/--in-process", help="Run the game in a child process.")
-    ] = None,
-    cost: Annotated[
-        float | None,
-        typer.Option(help="Declared USD cost per decision of a python:, cli: or session: agent."),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="openai: base URL of an OpenAI-compatible API.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option(help="openai: NAME of the environment variable holding the key.")
-    ] = None,
-    price_input: Annotated[
-        float | None, typer.Option(help="openai: USD per million input tokens.")
-    ] = None,
-    price_cached_input: Annotated[
-        float | None, typer.Option(help="openai: USD per million cached input tokens.")
-    ] = None,
-    price_output: Annotated[
-        float | None, typer.Option(help="openai: USD per million output tokens.")
-    ] = None,
-    vision: Annotated[
-        bool, typer.Option(help="Send screen images to the agent when the target has them.")
-    ] = False,
-    reply: Annotated[str, typer.Option(help="cli: agent reply mode, json or word.")] = "json",
-    agent_timeout: Annotated[
-        float | None, typer.Option(help="Seconds an agent may take for one decision.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option(help="Where to write the signed record.")] = None,
+    target: TargetName,
+    agent: AgentFlag,
+    seed: Seed = None,
+    agent_seed: AgentSeed = 0,
+    budget: Budget = None,
+    max_turns: MaxTurns = None,
+    stop_at_game_over: StopAtGameOver = True,
+    mode: Mode = None,
+    worker: Worker = None,
+    cost: Cost = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    price_input: PriceInput = None,
+    price_cached_input: PriceCachedInput = None,
+    price_output: PriceOutput = None,
+    vision: Vision = False,
+    reply: Reply = "json",
+    agent_timeout: AgentTimeout = None,
+    out: Out = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: JsonFlag = False,
 ) -> None:
@@ -249,8 +252,8 @@ def run(
         stop_at_game_over=stop_at_game_over,
         mode=mode,
         worker=worker,
-        options=AgentOptions(
-            cost_usd=cost,
+        options=agent_options(
+            cost=cost,
             base_url=base_url,
             api_key_env=api_key_env,
             price_input=price_input,
@@ -258,7 +261,7 @@ def run(
             price_output=price_output,
             vision=vision,
             reply=reply,
-            timeout_s=agent_timeout,
+            agent_timeout=agent_timeout,
         ),
         quiet=_wants_json(json_output),
     )

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from playproof._api import acampaign, resolve_target
-from playproof.cli._agents import AGENT_HELP, AgentOptions, parse_agent
+from playproof.cli._agents import parse_agent
 from playproof.cli._app import (
     KeyDir,
     _emit,
@@ -31,6 +31,28 @@ from playproof.cli._app import (
 )
 from playproof.cli._files import DEFAULT_KEY_DIR, default_record_path, ensure_signing_key
 from playproof.cli._files import write_document as _write_document
+from playproof.cli._options import (
+    AgentFlag,
+    AgentSeed,
+    AgentTimeout,
+    ApiKeyEnv,
+    BaseUrl,
+    Budget,
+    Cost,
+    MaxTurns,
+    Mode,
+    Out,
+    PriceCachedInput,
+    PriceInput,
+    PriceOutput,
+    Reply,
+    Seed,
+    StopAtGameOver,
+    TargetName,
+    Vision,
+    Worker,
+    agent_options,
+)
 from playproof.engine import (
     Analysis,
     Analyst,
@@ -151,8 +173,8 @@ def _watch(
 
 @app.command()
 def campaign(
-    target: Annotated[str, typer.Argument(help="Target name, e.g. native/2048.")],
-    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)],
+    target: TargetName,
+    agent: AgentFlag,
     segment_turns: Annotated[int, typer.Option(help="Turns per segment.", min=1)],
     ledger: Annotated[
         Path, typer.Option(help="Ledger file (saved after every segment; resumed when it exists).")
@@ -166,19 +188,23 @@ def campaign(
     segments: Annotated[
         int | None, typer.Option(help="Play at most this many segments now, then pause.", min=0)
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Game seed (default: the target's).")] = None,
-    agent_seed: Annotated[int, typer.Option(help="Seed of a random-walk baseline.")] = 0,
-    budget: Annotated[float | None, typer.Option(help="Budget in USD (default: none).")] = None,
-    max_turns: Annotated[int | None, typer.Option(help="Turn limit.")] = None,
-    stop_at_game_over: Annotated[bool, typer.Option(help="End the run at game over.")] = True,
-    mode: Annotated[str | None, typer.Option(help="Verification mode.")] = None,
-    worker: Annotated[
-        bool | None, typer.Option("--worker/--in-process", help="Run the game in a child process.")
-    ] = None,
-    cost: Annotated[
-        float | None, typer.Option(help="Declared USD cost per decision of a python: agent.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option(help="Where to write the signed record.")] = None,
+    seed: Seed = None,
+    agent_seed: AgentSeed = 0,
+    budget: Budget = None,
+    max_turns: MaxTurns = None,
+    stop_at_game_over: StopAtGameOver = True,
+    mode: Mode = None,
+    worker: Worker = None,
+    cost: Cost = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    price_input: PriceInput = None,
+    price_cached_input: PriceCachedInput = None,
+    price_output: PriceOutput = None,
+    vision: Vision = False,
+    reply: Reply = "json",
+    agent_timeout: AgentTimeout = None,
+    out: Out = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON.")
@@ -187,7 +213,22 @@ def campaign(
     """Play TARGET in segments, saving LEDGER after each; rerun to resume. Signs when finished."""
     resolved = resolve_target(target)
     quiet = _wants_json(json_output)
-    choice = parse_agent(agent, resolved, seed=agent_seed, options=AgentOptions(cost_usd=cost))
+    choice = parse_agent(
+        agent,
+        resolved,
+        seed=agent_seed,
+        options=agent_options(
+            cost=cost,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            price_input=price_input,
+            price_cached_input=price_cached_input,
+            price_output=price_output,
+            vision=vision,
+            reply=reply,
+            agent_timeout=agent_timeout,
+        ),
+    )
     turns = turn_limit(choice, max_turns)
     last_note, done = _last_note(ledger)
     steering = SteerFile(steer_file, last_note) if steer_file is not None else None
