@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
-import struct
 import sys
-import time
-import uuid
-import zlib
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from pngs import tiny_png
 
 from playproof.core.agent import NOOP, Action, DecisionContext, HistoryEntry
 from playproof.core.observation import Image, Observation
@@ -30,20 +26,6 @@ T = TypeVar("T")
 
 def run(work: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(work)
-
-
-def tiny_png() -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(b"\x00\x7f"))
-        + chunk(b"IEND", b"")
-    )
 
 
 def context(turn: int = 1, cancel: asyncio.Event | None = None) -> DecisionContext:
@@ -61,34 +43,6 @@ def context(turn: int = 1, cancel: asyncio.Event | None = None) -> DecisionConte
 
 OBSERVATION = Observation(text="score 4\n2 . . .\n. . . .")
 HISTORY = [HistoryEntry(turn=t, observation=f"board {t}", input="up") for t in range(1, 12)]
-
-
-def leftovers(marker: str) -> list[int]:
-    """Live processes (children, grandchildren) started with this test's marker."""
-    needle = f"PLAYPROOF_TEST_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    tag = uuid.uuid4().hex
-    yield tag
-    gc.collect()  # an unclosed pipe or transport then warns (an error) in this very test
-    # SIGKILL is delivered asynchronously: give the kernel a moment before judging.
-    for _ in range(100):
-        if not leftovers(tag):
-            break
-        time.sleep(0.02)
-    assert leftovers(tag) == [], "an agent process outlived its decision"
 
 
 def driver(marker: str, mode: str, *extra: str, **options: Any) -> CliDriver:

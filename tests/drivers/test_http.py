@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import struct
 import threading
-import zlib
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pngs import tiny_png
 
 from playproof.core.agent import NOOP, Action, DecisionContext, HistoryEntry
 from playproof.core.observation import Image, Observation
@@ -118,20 +117,6 @@ def server() -> Iterator[ChatServer]:
 
 def run(work: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(work)
-
-
-def tiny_png() -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(b"\x00\x7f"))
-        + chunk(b"IEND", b"")
-    )
 
 
 IMAGE = Image.from_bytes(tiny_png(), media_type="image/png", width=1, height=1)

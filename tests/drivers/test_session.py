@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
-import time
-import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,34 +36,6 @@ def context(turn: int, seed: int = 1, cancel: asyncio.Event | None = None) -> De
         vocabulary=VOCABULARY,
         cancel=cancel or asyncio.Event(),
     )
-
-
-def leftovers(marker: str) -> list[int]:
-    """Live processes (children, grandchildren) started with this test's marker."""
-    needle = f"PLAYPROOF_TEST_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    tag = uuid.uuid4().hex
-    yield tag
-    gc.collect()  # an unclosed pipe or transport then warns (an error) in this very test
-    # SIGKILL is delivered asynchronously: give the kernel a moment before judging.
-    for _ in range(100):
-        if not leftovers(tag):
-            break
-        time.sleep(0.02)
-    assert leftovers(tag) == [], "an agent process outlived its session"
 
 
 def driver(marker: str, mode: str, *extra: str, **options: Any) -> SessionDriver:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
+from playproof.adapters.options import AdapterOptions
 from playproof.adapters.screen import MAX_IMAGE_SCALE
-from playproof.core.canonical import canonical_json
-from playproof.errors import FormatError, TargetError
 
 __all__ = ["MAX_FRAME_SKIP", "MAX_RAM_CHANNELS", "RAM_SIZE", "RESERVED_KEYS", "AleOptions"]
 
@@ -23,10 +22,10 @@ ChannelName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 RamIndex = Annotated[int, Field(ge=0, lt=RAM_SIZE)]
 
 
-class AleOptions(BaseModel):
+class AleOptions(AdapterOptions):
     """How to build an ALE session: ROM name, frame skip, named RAM channels, images."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    LABEL = "ALE"
 
     rom: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,64}$")]
     """A ROM bundled with ale-py, by its snake_case id (``breakout``)."""
@@ -48,18 +47,3 @@ class AleOptions(BaseModel):
         if clash:
             raise ValueError(f"RAM channel names {clash} are reserved for built-in evidence")
         return value
-
-    @classmethod
-    def parse(cls, options: dict[str, object]) -> AleOptions:
-        """Validate JSON options; every problem is reported in one TargetError."""
-        try:
-            # Through JSON so that strict mode takes JSON arrays for tuples, as a worker sends them.
-            return cls.model_validate_json(canonical_json(options))
-        except FormatError as exc:
-            raise TargetError(f"options are not JSON: {exc}") from exc
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise TargetError(f"invalid ALE options: {problems}") from exc

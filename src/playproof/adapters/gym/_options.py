@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
+from playproof.adapters.options import AdapterOptions
 from playproof.adapters.screen import MAX_IMAGE_SCALE
-from playproof.core.canonical import canonical_json
-from playproof.errors import FormatError, TargetError
 
 __all__ = ["DEFAULT_SCALE", "MAX_KWARGS", "GymOptions"]
 
@@ -22,10 +21,10 @@ KwargKey = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 KwargValue = bool | int | float | Annotated[str, Field(max_length=256)] | None
 
 
-class GymOptions(BaseModel):
+class GymOptions(AdapterOptions):
     """How to build a Gymnasium session: env id, constructor kwargs, integer scale, images."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    LABEL = "Gymnasium"
 
     env_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")]
     """A registered id (``CartPole-v1``) or ``module:Id`` to import a module that registers it."""
@@ -40,18 +39,3 @@ class GymOptions(BaseModel):
     """Names of the Discrete actions in order (None: from the environment or a known table)."""
     image_scale: Annotated[int, Field(ge=0, le=MAX_IMAGE_SCALE)] = 0
     """0 = text only; n > 0 renders ``rgb_array`` frames as PNG upscaled n times."""
-
-    @classmethod
-    def parse(cls, options: dict[str, object]) -> GymOptions:
-        """Validate JSON options; every problem is reported in one TargetError."""
-        try:
-            # Through JSON so that strict mode takes JSON arrays for tuples, as a worker sends them.
-            return cls.model_validate_json(canonical_json(options))
-        except FormatError as exc:
-            raise TargetError(f"options are not JSON: {exc}") from exc
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise TargetError(f"invalid Gymnasium options: {problems}") from exc

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
+from playproof.adapters.options import AdapterOptions
 from playproof.adapters.screen import MAX_IMAGE_SCALE
-from playproof.core.canonical import canonical_json
-from playproof.errors import FormatError, TargetError
 
 __all__ = ["MAX_FRAME_SKIP", "RetroOptions"]
 
@@ -17,10 +16,10 @@ MAX_FRAME_SKIP = 64
 ButtonName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$")]
 
 
-class RetroOptions(BaseModel):
+class RetroOptions(AdapterOptions):
     """How to build a stable-retro session: game, save state, frame skip, pad buttons, images."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    LABEL = "stable-retro"
 
     game: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")] = "Airstriker-Genesis-v0"
     """A stable-retro game id whose ROM is installed (Airstriker ships with the library)."""
@@ -31,18 +30,3 @@ class RetroOptions(BaseModel):
     """Pad buttons the vocabulary uses (lower-case; None = every button of the console)."""
     image_scale: Annotated[int, Field(ge=0, le=MAX_IMAGE_SCALE)] = 0
     """0 = text only; n > 0 adds the real screen as a PNG upscaled n times."""
-
-    @classmethod
-    def parse(cls, options: dict[str, object]) -> RetroOptions:
-        """Validate JSON options; every problem is reported in one TargetError."""
-        try:
-            # Through JSON so that strict mode takes JSON arrays for tuples, as a worker sends them.
-            return cls.model_validate_json(canonical_json(options))
-        except FormatError as exc:
-            raise TargetError(f"options are not JSON: {exc}") from exc
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise TargetError(f"invalid stable-retro options: {problems}") from exc

@@ -1,0 +1,35 @@
+"""The base of every emulator adapter's options: strict, frozen, parsed from JSON."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from playproof.core.canonical import canonical_json
+from playproof.errors import FormatError, TargetError
+
+__all__ = ["AdapterOptions"]
+
+
+class AdapterOptions(BaseModel):
+    """Options an adapter's ``make_game`` takes; subclasses name themselves in ``LABEL``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    LABEL: ClassVar[str] = "adapter"
+
+    @classmethod
+    def parse(cls, options: dict[str, object]) -> Self:
+        """Validate JSON options; every problem is reported in one TargetError."""
+        try:
+            # Through JSON so that strict mode takes JSON arrays for tuples, as a worker sends them.
+            return cls.model_validate_json(canonical_json(options))
+        except FormatError as exc:
+            raise TargetError(f"options are not JSON: {exc}") from exc
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise TargetError(f"invalid {cls.LABEL} options: {problems}") from exc
