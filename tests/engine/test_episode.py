@@ -4,10 +4,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from campaigns import CONTRACT
 from toygame import ToyGame
 
 from playproof.core.agent import Action, DecisionContext, HistoryEntry
-from playproof.core.contract import Contract, parse_contract
+from playproof.core.contract import Contract
 from playproof.core.game import VerificationMode
 from playproof.core.observation import Observation
 from playproof.core.record import RunRecord, StopReason
@@ -15,20 +16,6 @@ from playproof.drivers import BaselineDriver, CallableDriver, ScriptedDriver
 from playproof.engine import EpisodeConfig, play
 from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
 from playproof.verify import attest
-
-CONTRACT = parse_contract(
-    {
-        "game": "toy",
-        "milestones": [
-            {
-                "id": f"c{n}",
-                "requires": [f"c{n - 1}"] if n > 1 else [],
-                "check": {"kind": "state", "key": "count", "op": ">=", "value": n},
-            }
-            for n in range(1, 6)
-        ],
-    }
-)
 
 
 class Priced:
