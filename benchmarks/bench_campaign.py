@@ -60,8 +60,8 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
     target = _target()
     driver = BaselineDriver("random-walk", seed=1)
     config = EpisodeConfig(max_turns=decisions + 1, stop_at_game_over=False, history=32)
-    folder = Path(tempfile.mkdtemp(prefix="bench-campaign-"))
-    path = folder / "ledger.json"
+    scratch = tempfile.TemporaryDirectory(prefix="bench-campaign-")
+    path = Path(scratch.name) / "ledger.json"
     game = target.open(worker=worker)
     try:
         asyncio.run(
@@ -76,7 +76,7 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
             )
         )
         ledger = load_ledger(path)
-        inputs = [d.input for d in ledger.decisions]
+        inputs = list(ledger.decisions.inputs)
         # Reported, not timed: after game over every input is a no-op, so the
         # share of the log that really plays sets how big the replay is.
         over_at = replay(game, 0, inputs, target.contract).over_at
@@ -105,11 +105,13 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
         times = _best_interleaved(
             {"batch_replay_s": batch, "resume_s": resume, "ledger_load_s": load_only}, clock
         )
+        ledger_bytes = path.stat().st_size
     finally:
         game.close()
+        scratch.cleanup()
     times["resume_vs_batch_replay"] = times["resume_s"] / times["batch_replay_s"]
     times["decisions"] = float(len(inputs))
-    times["ledger_bytes"] = float(path.stat().st_size)
+    times["ledger_bytes"] = float(ledger_bytes)
     times["over_at"] = float("nan") if over_at is None else float(over_at)
     return times
 

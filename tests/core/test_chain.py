@@ -169,3 +169,39 @@ def test_input_bound_counts_utf8_bytes(text: str, valid: bool) -> None:
     else:
         with pytest.raises(ValidationError, match="bytes"):
             Decision.model_validate(fields)
+
+
+@given(
+    st.integers(1, 2**40),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["up", "down", 'q"\\\n\u00e9']) | st.text(min_size=1, max_size=8),
+            st.none() | st.sampled_from([0.0, 0.5]) | st.floats(min_value=0, max_value=1e300),
+        ),
+        max_size=30,
+    ),
+    st.integers(0, 30),
+)
+def test_chain_linker_extend_equals_linking_one_by_one(
+    first: int, raw: list[tuple[str, float | None]], split: int
+) -> None:
+    from playproof.core.chain import ChainLinker
+
+    start = genesis_hash("g", "0" * 64, "1" * 64, seed=3)
+    words, costs = [w for w, _ in raw], [c for _, c in raw]
+    one, batch = ChainLinker(start), ChainLinker(start)
+    try:
+        for turn, (word, cost) in enumerate(raw, start=first):
+            one.link(turn, word, cost)
+    except UnicodeEncodeError:  # lone surrogates: no decision carries them
+        return
+    split = min(split, len(raw))
+    batch.extend(first, words[:split], costs[:split])
+    assert batch.extend(first + split, words[split:], costs[split:]) == one.head == batch.head
+
+
+def test_chain_linker_extend_refuses_columns_of_different_lengths() -> None:
+    from playproof.core.chain import ChainLinker
+
+    with pytest.raises(ValueError, match="2 inputs but 1 costs"):
+        ChainLinker("0" * 64).extend(1, ["a", "b"], [0.0])

@@ -279,3 +279,38 @@ def test_resume_through_a_worker_batch_replay_equals_one_episode(tmp_path: Path)
     final = results[-1]
     assert final.record is not None
     same_run(final.record, continuous(Walker()))
+
+
+def test_a_tampered_ledger_is_refused_while_a_worker_replays(tmp_path: Path) -> None:
+    """The content check runs alongside the worker's replay; its error wins and the worker lives."""
+    from playproof.errors import LedgerError
+    from playproof.workers import WorkerGame
+
+    support = str(Path(__file__).resolve().parents[1] / "support")
+    path = tmp_path / "ledger.json"
+    config = EpisodeConfig(max_turns=30, history=3)
+    campaign(Walker(), path, segments=2)
+    data = json.loads(path.read_text())
+    data["decisions"]["costs_usd"][2] = 0.5
+    path.write_text(json.dumps(data))
+    with WorkerGame("toygame:make_game", env={"PYTHONPATH": support}) as game:
+        with pytest.raises(LedgerError, match="a cost was edited"):
+            asyncio.run(
+                run_campaign(
+                    game, CONTRACT, Walker(), config, segment_turns=7, ledger=path, segments=1
+                )
+            )
+        game.reset(0)  # the worker is still usable
+        assert game.evidence() is not None
+
+
+def test_resume_refuses_a_loop_that_already_played_and_misaligned_columns() -> None:
+    from playproof.engine._loop import DecisionLoop
+    from playproof.errors import RunError
+
+    loop = DecisionLoop(ToyGame(), CONTRACT, Walker(), EpisodeConfig(max_turns=5))
+    with pytest.raises(RunError, match="2 inputs, 1 costs"):
+        loop.resume(["inc", "inc"], [0.0], [1.0, 1.0])
+    loop.resume(["inc"], [0.0], [1.0])
+    with pytest.raises(RunError, match="has not played yet"):
+        loop.resume(["inc"], [0.0], [1.0])

@@ -49,15 +49,25 @@ def edit(path: Path, change: Edit) -> None:
 
 
 def _input(d: dict[str, Any]) -> None:
-    d["decisions"][3]["input"] = "wait" if d["decisions"][3]["input"] != "wait" else "inc"
+    inputs = d["decisions"]["inputs"]
+    inputs[3] = "wait" if inputs[3] != "wait" else "inc"
 
 
 def _cost(d: dict[str, Any]) -> None:
-    d["decisions"][3]["cost_usd"] = 0.5
+    d["decisions"]["costs_usd"][3] = 0.5
 
 
 def _swap(d: dict[str, Any]) -> None:
-    d["decisions"][2], d["decisions"][3] = d["decisions"][3], d["decisions"][2]
+    """Swap the first two decisions whose inputs differ (all three columns alike)."""
+    columns = d["decisions"]
+    inputs = columns["inputs"]
+    i = next(i for i in range(len(inputs) - 1) if inputs[i] != inputs[i + 1])
+    for column in columns.values():
+        column[i], column[i + 1] = column[i + 1], column[i]
+
+
+def _drop_latency(d: dict[str, Any]) -> None:
+    d["decisions"]["latencies_ms"].pop()
 
 
 TAMPERING: list[tuple[str, Edit, str]] = [
@@ -70,6 +80,8 @@ TAMPERING: list[tuple[str, Edit, str]] = [
     ("dropped segment", lambda d: d["segments"].pop(1), "segment"),
     ("dropped last segment", lambda d: d["segments"].pop(), "do not cover the decisions"),
     ("reordered decisions", _swap, "reordered"),
+    ("decision without latency", _drop_latency, "every decision has all three"),
+    ("dropped decision", lambda d: [c.pop() for c in d["decisions"].values()], "do not cover"),
     ("verified list", lambda d: d.update(verified=[]), "verified milestones"),
     ("actor", lambda d: d["actor"].update(id="someone-else"), "actor"),
 ]
@@ -91,7 +103,7 @@ def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(LedgerError, match="not valid JSON"):
         load_ledger(bad)
-    bad.write_text('{"schema": "playproof/ledger/v1"}')
+    bad.write_text('{"schema": "playproof/ledger/v2"}')
     with pytest.raises(LedgerError, match="not a playproof ledger"):
         load_ledger(bad)
     bad.write_text('{"a": 1, "a": 2}')
@@ -102,19 +114,20 @@ def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
 def test_a_consistently_rewritten_ledger_resumes_as_a_different_run(saved: Path) -> None:
     ledger = load_ledger(saved)
     data = ledger.model_dump(mode="json", by_alias=True)
-    decisions = data["decisions"]
-    decisions[3]["input"] = "wait" if decisions[3]["input"] != "wait" else "dec"
+    inputs, costs = data["decisions"]["inputs"], data["decisions"]["costs_usd"]
+    inputs[3] = "wait" if inputs[3] != "wait" else "dec"
     head = genesis_hash(
         ledger.target.game_id, ledger.target.build_digest, ledger.target.contract_hash, seed=0
     )
     for segment in data["segments"]:
-        part = decisions[segment["first_turn"] - 1 : segment["last_turn"]]
-        segment["inputs_digest"] = inputs_digest([d["input"] for d in part])
-        for d in part:
-            head = link_hash(head, canonical_decision(d["turn"], d["input"], d["cost_usd"]))
+        first, last = segment["first_turn"], segment["last_turn"]
+        segment["inputs_digest"] = inputs_digest(inputs[first - 1 : last])
+        for turn in range(first, last + 1):
+            decision = canonical_decision(turn, inputs[turn - 1], costs[turn - 1])
+            head = link_hash(head, decision)
         segment["chain_head"] = head
     data["chain_head"] = head
-    replayed = replay(ToyGame(), 0, [d["input"] for d in decisions], CONTRACT)
+    replayed = replay(ToyGame(), 0, inputs, CONTRACT)
     data["verified"] = [{"id": p.id, "turn": p.turn} for p in replayed.verified]
     saved.write_text(json.dumps(data))
     result = campaign(Walker(), saved)
@@ -226,7 +239,7 @@ def test_a_reformatted_ledger_still_loads_through_the_strict_parse(saved: Path) 
     [
         # The repeated key carries the value the chain expects last, so a parser
         # that keeps the last of repeated keys would accept the document.
-        ('"turn":4,', '"turn":99,"turn":4,'),
+        ('"inputs":[', '"inputs":["x"],"inputs":['),
         ('"seed":0,', '"seed":0,"seed":0,'),
         ('"chain_head":', '"chain_head":"' + "0" * 64 + '","chain_head":'),
     ],
@@ -243,7 +256,7 @@ def test_a_repeated_key_in_a_saved_ledger_is_refused(saved: Path, old: str, new:
 
 def test_a_nan_in_a_saved_ledger_is_refused(saved: Path) -> None:
     text, count = re.subn(
-        r'"latency_ms":[0-9.e+-]+', '"latency_ms":NaN', saved.read_text(), count=1
+        r'"latencies_ms":\[[0-9.e+-]+', '"latencies_ms":[NaN', saved.read_text(), count=1
     )
     assert count == 1
     saved.write_text(text)

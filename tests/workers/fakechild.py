@@ -8,6 +8,7 @@ then breaks it the way a broken or foreign child would:
 - ``oversized``: announces a frame larger than the cap, then waits
 - ``truncated``: writes half a frame and exits with status 5
 - ``noise``: writes raw text (no framing) instead of an answer
+- ``short-batch``: answers a batch request with no snapshots at all
 - ``silent``: never sends the readiness message
 - ``garbage-ready``: sends garbage instead of the readiness message
 """
@@ -68,6 +69,8 @@ def main() -> None:
     elif mode == "truncated":
         _write(HEADER.pack(100) + b"0123456789")
         sys.exit(5)
+    elif mode == "short-batch":
+        _write(_frame(json.dumps({"status": "ok", "result": []}).encode()))
     elif mode == "noise":
         _write(b"Hello from a chatty native library\n")
     time.sleep(3600)

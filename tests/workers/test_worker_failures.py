@@ -97,6 +97,13 @@ def test_broken_answers_kill_the_worker(
         worker.evidence()
 
 
+def test_a_batch_answer_of_the_wrong_length_kills_the_worker(spawn: Spawn) -> None:
+    worker = fake(spawn, "short-batch", call_timeout=10.0)
+    with pytest.raises(WorkerProtocolError, match="answered 0 snapshots for 2 words"):
+        worker.advance_many(["right", "left"], observe=False)
+    assert reaped(worker.pid)
+
+
 def test_a_child_that_never_becomes_ready_is_a_start_error(spawn: Spawn) -> None:
     with pytest.raises(WorkerStartError, match="not ready within"):
         spawn("toygames:make_slow", start_timeout=SHORT)

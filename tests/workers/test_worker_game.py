@@ -108,6 +108,23 @@ def test_advance_equals_step_then_reads(spawn: Spawn) -> None:
         assert (remote.observation is None) is not observe
 
 
+@pytest.mark.parametrize("observe", [True, False])
+def test_advance_many_equals_advance_word_by_word(spawn: Spawn, observe: bool) -> None:
+    from playproof.core.game import advance_many
+    from playproof.workers._wire import MAX_ADVANCE_BATCH
+
+    options: dict[str, Any] = {"length": 10_000, "image": True}
+    worker, local = spawn("toygames:make_toy", options), make_toy(**options)
+    worker.reset(8)
+    local.reset(8)
+    words = walk(4, 2 * MAX_ADVANCE_BATCH + 7)  # three requests
+    batch = worker.advance_many(words, observe=observe)
+    assert batch == tuple(advance(local, word, observe=observe) for word in words)
+    assert worker.advance_many([], observe=observe) == ()
+    local.reset(8)
+    assert advance_many(local, words[:5], observe=observe) == batch[:5]
+
+
 @pytest.mark.parametrize("trace", [False, True])
 def test_batch_replay_equals_in_process_replay(spawn: Spawn, trace: bool) -> None:
     worker = spawn("toygames:make_toy", {"length": 400})

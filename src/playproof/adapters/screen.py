@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -64,8 +65,18 @@ def frame_hash(screen: Screen) -> str:
     return hashlib.sha256(np.ascontiguousarray(screen).data).hexdigest()
 
 
-def _block_edges(size: int, blocks: int) -> npt.NDArray[np.intp]:
-    return np.linspace(0, size, num=blocks + 1).astype(np.intp)
+@cache
+def _blocks(
+    height: int, width: int, rows: int, cols: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+    """Row and column block starts and the pixel area of every block (fixed per screen size)."""
+    row_edges = np.linspace(0, height, num=rows + 1).astype(np.intp)
+    col_edges = np.linspace(0, width, num=cols + 1).astype(np.intp)
+    areas = np.outer(np.diff(row_edges), np.diff(col_edges)).astype(np.int64)
+    return row_edges[:-1], col_edges[:-1], areas
+
+
+_SHADE_BYTES = np.frombuffer(SHADES.encode("ascii"), dtype=np.uint8)
 
 
 def shade_text(screen: Screen, *, cols: int = TEXT_COLS, rows: int = TEXT_ROWS) -> str:
@@ -77,20 +88,18 @@ def shade_text(screen: Screen, *, cols: int = TEXT_COLS, rows: int = TEXT_ROWS) 
     """
     height, width = screen.shape[:2]
     rows, cols = min(rows, height), min(cols, width)
-    pixels = screen.astype(np.uint32)
-    packed = (pixels[..., 0] << 16) | (pixels[..., 1] << 8) | pixels[..., 2]
+    packed = screen[..., 0].astype(np.uint32) << 16
+    packed |= screen[..., 1].astype(np.uint32) << 8
+    packed |= screen[..., 2]
     values, counts = np.unique(packed, return_counts=True)
     foreground = (packed != values[counts.argmax()]).astype(np.int64)
-    row_edges, col_edges = _block_edges(height, rows), _block_edges(width, cols)
-    summed = np.add.reduceat(
-        np.add.reduceat(foreground, row_edges[:-1], axis=0), col_edges[:-1], axis=1
-    )
-    areas = np.outer(np.diff(row_edges), np.diff(col_edges))
+    row_starts, col_starts, areas = _blocks(height, width, rows, cols)
+    summed = np.add.reduceat(np.add.reduceat(foreground, row_starts, axis=0), col_starts, axis=1)
     steps = len(SHADES) - 1
     # ceil(share * steps): zero stays blank, any foreground pixel is at least the first shade.
     levels = (summed * steps + areas - 1) // areas
-    lookup = np.array(list(SHADES))
-    return "\n".join("".join(row).rstrip() for row in lookup[levels])
+    text = _SHADE_BYTES[levels].tobytes().decode("ascii")
+    return "\n".join(text[at : at + cols].rstrip() for at in range(0, rows * cols, cols))
 
 
 def png_image(screen: Screen, *, scale: int, label: str | None = None) -> Image:

@@ -13,7 +13,9 @@ Optional capabilities, found with :func:`isinstance` on the extra protocols:
 :class:`Checkpointing` (``checkpoint()``/``restore(blob)``) and
 :class:`BatchReplaying` (``replay(...)`` of a whole input log in one call;
 emulator adapters run it inside their worker so verification crosses the
-process boundary once per log).
+process boundary once per log), :class:`Advancing` (step and read in one call,
+one input or many) and :class:`OutOfProcess` (the game's work happens in
+another process, so the caller's thread is free while it waits).
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ __all__ = [
     "Checkpointing",
     "Game",
     "GameDescriptor",
+    "OutOfProcess",
     "Platform",
     "ReplayResult",
     "Snapshot",
-    "advance",
     "VerificationMode",
+    "advance",
+    "advance_many",
 ]
 
 MAX_SEED = 2**53 - 1
@@ -157,11 +161,31 @@ class Advancing(Protocol):
 
     Worker-backed games implement it so a live decision costs one round trip
     instead of four. ``advance(word, observe=False)`` equals ``step(word)``
-    followed by ``evidence()``, ``over()`` and (when ``observe``) ``observe()``.
+    followed by ``evidence()``, ``over()`` and (when ``observe``) ``observe()``;
+    ``advance_many(words, observe=...)`` equals ``advance`` once per word, in
+    order, in one call.
     """
 
     def advance(self, word: str, *, observe: bool) -> Snapshot:
         """Step once and return the resulting snapshot."""
+        ...
+
+    def advance_many(self, words: Sequence[str], *, observe: bool) -> tuple[Snapshot, ...]:
+        """Step once per word and return every resulting snapshot, in order."""
+        ...
+
+
+@runtime_checkable
+class OutOfProcess(Protocol):
+    """A game whose work runs in another process (``pid``).
+
+    Its calls wait on I/O, so a caller may do its own work on another thread
+    meanwhile (a campaign checks its ledger while the worker replays).
+    """
+
+    @property
+    def pid(self) -> int:
+        """The process doing the game's work."""
         ...
 
 
@@ -171,6 +195,13 @@ def advance(game: Game, word: str, *, observe: bool) -> Snapshot:
         return game.advance(word, observe=observe)
     game.step(word)
     return Snapshot(game.evidence(), game.over(), game.observe() if observe else None)
+
+
+def advance_many(game: Game, words: Sequence[str], *, observe: bool) -> tuple[Snapshot, ...]:
+    """:func:`advance` once per word, in one call when the game supports it."""
+    if isinstance(game, Advancing):
+        return game.advance_many(words, observe=observe)
+    return tuple(advance(game, word, observe=observe) for word in words)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,12 +32,13 @@ from playproof.engine._episode import close_driver
 from playproof.engine._ledger import (
     AnalysisEntry,
     Ledger,
-    LedgerDecision,
+    LedgerDecisions,
     LedgerSegment,
     SegmentStatus,
     SteeringEntry,
     inputs_digest,
-    ledger_problems,
+    ledger_content_problems,
+    ledger_structure_problems,
     load_ledger,
     run_mismatches,
     save_ledger,
@@ -79,7 +80,8 @@ class _Campaign:
         self.segment_turns = segment_turns
         self.path = path
         self.recent = recent
-        self.decisions: list[LedgerDecision] = []
+        self.covered = 0
+        """Turns the saved segments cover (the loop may hold more while a segment plays)."""
         self.segments: list[LedgerSegment] = []
         self.analyses: list[AnalysisEntry] = []
         self.steering: list[SteeringEntry] = []
@@ -89,21 +91,39 @@ class _Campaign:
         self.updated_at = now()
 
     def adopt(self, saved: Ledger) -> None:
-        """Take over a saved ledger, after checking it against this run and by replay."""
+        """Take over a saved ledger, after checking it against this run and by replay.
+
+        The ledger's own consistency (digests, spend, chain heads: a pass over
+        every decision) is checked while a game in another process replays the
+        inputs, so for worker games it costs no extra time.
+        """
         loop = self.loop
         where = str(self.path)
-        # What disagrees with this run first, then what disagrees within the ledger.
+        # What disagrees with this run first (cheap, and it decides whether to replay at all).
         mismatches = run_mismatches(
             saved,
             target=loop.pin(),
             actor=loop.actor(),
             seed=loop.config.seed,
             limits=loop.limits(),
-        ) + ledger_problems(saved)
+        ) + ledger_structure_problems(saved)
         if mismatches:
             raise LedgerError(where, mismatches)
-        # The chain was checked against the ledger's heads above.
-        loop.resume(saved.decisions, head=saved.chain_head)
+
+        def check_content() -> None:
+            problems = ledger_content_problems(saved)
+            if problems:
+                raise LedgerError(where, problems)
+
+        columns = saved.decisions
+        # The chain is checked against the ledger's heads by check_content.
+        loop.resume(
+            columns.inputs,
+            columns.costs_usd,
+            columns.latencies_ms,
+            head=saved.chain_head,
+            alongside=check_content,
+        )
         replayed = tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in loop.tracker.verified)
         problems = []
         if replayed != saved.verified:
@@ -115,7 +135,7 @@ class _Campaign:
             problems.append(f"the ledger says game_over={saved.game_over}, replay disagrees")
         if problems:
             raise LedgerError(where, problems)
-        self.decisions = list(saved.decisions)
+        self.covered = len(saved.decisions)
         self.segments = list(saved.segments)
         self.analyses = list(saved.analyses)
         self.steering = list(saved.steering)
@@ -133,7 +153,7 @@ class _Campaign:
             seed=loop.config.seed,
             limits=loop.limits(),
             segment_turns=self.segment_turns,
-            decisions=tuple(self.decisions),
+            decisions=self.columns(),
             segments=tuple(self.segments),
             analyses=tuple(self.analyses),
             steering=tuple(self.steering),
@@ -147,6 +167,15 @@ class _Campaign:
             game_over=bool(self.loop.over),
             started_at=self.started_at,
             updated_at=self.updated_at,
+        )
+
+    def columns(self) -> LedgerDecisions:
+        """The decisions the saved segments cover, as the ledger's columns."""
+        covered = self.loop.decisions[: self.covered]
+        return LedgerDecisions.model_construct(
+            inputs=tuple(w for _, w, _, _ in covered),
+            costs_usd=tuple(c for _, _, c, _ in covered),
+            latencies_ms=tuple(ms for _, _, _, ms in covered),
         )
 
     def save(self) -> Ledger:
@@ -167,12 +196,7 @@ class _Campaign:
             return None
         index = len(self.segments)
         fresh = loop.decisions[first - 1 : last]
-        self.decisions.extend(
-            LedgerDecision.model_construct(
-                turn=t, input=w, cost_usd=c, latency_ms=ms, segment=index
-            )
-            for t, w, c, ms in fresh
-        )
+        self.covered = last
         spent = 0.0
         for _, _, cost, _ in fresh:
             if cost is not None:

@@ -1,9 +1,12 @@
 """The campaign ledger: a validated JSON document a long run is saved to and resumed from.
 
-It holds the target pin, the actor, the seed and limits, every decision with
-the segment it belongs to, the segments (with a digest of their inputs, their
-spend and the chain head at their end), the analyst's and the steering hook's
-answers, the guidance in effect, the spend and the verified milestones.
+It holds the target pin, the actor, the seed and limits, every decision (as
+columns: inputs, costs and latencies in turn order; the segment of each
+follows from the segments' turn ranges), the segments (with a digest of their
+inputs, their spend and the chain head at their end), the analyst's and the
+steering hook's answers, the guidance in effect, the spend and the verified
+milestones. Columns keep a ledger of millions of decisions small and quick to
+load: resuming costs little more than replaying its inputs.
 
 :func:`save_ledger` writes atomically (a temporary file in the same folder,
 fsync, rename, fsync of the folder), so a crash at any point leaves either
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -25,7 +28,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from playproof.core.canonical import canonical_strings, parse_json
-from playproof.core.chain import ChainLinker, Decision, genesis_hash
+from playproof.core.chain import MAX_INPUT_BYTES, ChainLinker, Decision, genesis_hash
 from playproof.core.game import MAX_SEED
 from playproof.core.record import Actor, ClaimedMilestone, Limits, StopReason, TargetPin
 from playproof.errors import FormatError, LedgerError
@@ -38,20 +41,22 @@ __all__ = [
     "Analysis",
     "AnalysisEntry",
     "Ledger",
-    "LedgerDecision",
+    "LedgerDecisions",
     "LedgerSegment",
     "Recommendation",
     "SegmentStatus",
     "Steer",
     "SteeringEntry",
     "inputs_digest",
+    "ledger_content_problems",
     "ledger_problems",
+    "ledger_structure_problems",
     "load_ledger",
     "run_mismatches",
     "save_ledger",
 ]
 
-LEDGER_SCHEMA = "playproof/ledger/v1"
+LEDGER_SCHEMA = "playproof/ledger/v2"
 MAX_LEDGER_BYTES = 512 << 20
 """The largest ledger file read (about five million decisions)."""
 MAX_GUIDANCE_CHARS = 4000
@@ -126,14 +131,40 @@ class SegmentStatus(StrEnum):
     """Cancellation, Ctrl-C or an error ended it; the next call resumes after it."""
 
 
-class LedgerDecision(_Frozen):
-    """One decision (as in the run record) and the segment that took it."""
+class LedgerDecisions(_Frozen):
+    """Every decision in turn order, as three columns: position ``i`` is turn ``i + 1``.
 
-    turn: Annotated[int, Field(ge=1)]
-    input: Annotated[str, Field(min_length=1)]
-    cost_usd: Money | None
-    latency_ms: Money
-    segment: Annotated[int, Field(ge=0)]
+    Each decision is what the run record carries (input, measured cost or
+    None, latency); the segment that took it follows from the segments' turn
+    ranges.
+    """
+
+    inputs: tuple[Annotated[str, Field(min_length=1, max_length=MAX_INPUT_BYTES)], ...] = ()
+    costs_usd: tuple[Money | None, ...] = ()
+    latencies_ms: tuple[Money, ...] = ()
+
+    @model_validator(mode="after")
+    def _aligned(self) -> LedgerDecisions:
+        sizes = (len(self.inputs), len(self.costs_usd), len(self.latencies_ms))
+        if len(set(sizes)) != 1:
+            raise ValueError(
+                "inputs, costs_usd and latencies_ms hold {}, {} and {} entries; "
+                "every decision has all three".format(*sizes)
+            )
+        return self
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+    def rows(self) -> Iterator[tuple[int, str, float | None, float]]:
+        """``(turn, input, cost_usd, latency_ms)`` for every decision, in turn order."""
+        return zip(
+            range(1, len(self.inputs) + 1),
+            self.inputs,
+            self.costs_usd,
+            self.latencies_ms,
+            strict=True,
+        )
 
 
 class LedgerSegment(_Frozen):
@@ -159,13 +190,13 @@ class LedgerSegment(_Frozen):
 class Ledger(_Frozen):
     """A campaign as saved between segments (see the module docstring)."""
 
-    schema_: Literal["playproof/ledger/v1"] = Field("playproof/ledger/v1", alias="schema")
+    schema_: Literal["playproof/ledger/v2"] = Field("playproof/ledger/v2", alias="schema")
     target: TargetPin
     actor: Actor
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
     limits: Limits
     segment_turns: Annotated[int, Field(ge=1)]
-    decisions: tuple[LedgerDecision, ...]
+    decisions: LedgerDecisions
     segments: tuple[LedgerSegment, ...]
     analyses: tuple[AnalysisEntry, ...] = ()
     steering: tuple[SteeringEntry, ...] = ()
@@ -197,10 +228,8 @@ class Ledger(_Frozen):
     def record_decisions(self) -> tuple[Decision, ...]:
         """The decisions as the run record carries them (no segment)."""
         return tuple(
-            Decision.model_construct(
-                turn=d.turn, input=d.input, cost_usd=d.cost_usd, latency_ms=d.latency_ms
-            )
-            for d in self.decisions
+            Decision.model_construct(turn=turn, input=word, cost_usd=cost, latency_ms=latency)
+            for turn, word, cost, latency in self.decisions.rows()
         )
 
 
@@ -289,18 +318,6 @@ def _strict_parse(data: bytes, path: Path) -> Ledger:
         raise LedgerError(str(path), ["not a playproof ledger", *problems]) from exc
 
 
-def _order_problems(ledger: Ledger) -> list[str]:
-    turns = [d.turn for d in ledger.decisions]
-    expected = list(range(1, len(turns) + 1))
-    if turns == expected:
-        return []
-    if sorted(turns) == expected:
-        at = next(i for i, t in enumerate(turns) if t != i + 1)
-        return [f"decisions are reordered: position {at + 1} holds turn {turns[at]}"]
-    at = next((i for i, t in enumerate(turns) if t != i + 1), len(turns))
-    return [f"decisions are not turns 1..{len(turns)}: position {at + 1} holds turn {turns[at]}"]
-
-
 def _segment_problems(ledger: Ledger) -> list[str]:
     problems: list[str] = []
     count = len(ledger.decisions)
@@ -332,7 +349,7 @@ def _segment_problems(ledger: Ledger) -> list[str]:
 def _content_problems(ledger: Ledger) -> list[str]:
     """Per-segment digests, spend and chain heads against the decisions they cover."""
     problems: list[str] = []
-    decisions = ledger.decisions
+    inputs, costs = ledger.decisions.inputs, ledger.decisions.costs_usd
     chain = ChainLinker(
         genesis_hash(
             ledger.target.game_id,
@@ -341,26 +358,29 @@ def _content_problems(ledger: Ledger) -> list[str]:
             seed=ledger.seed,
         )
     )
-    link = chain.link
     spent = 0.0
     unmeasured = 0
     for segment in ledger.segments:
-        part = decisions[segment.first_turn - 1 : segment.last_turn]
-        wrong = [d.turn for d in part if d.segment != segment.index]
-        if wrong:
-            problems.append(f"decision {wrong[0]} is not marked as segment {segment.index}'s")
-        if inputs_digest([d.input for d in part]) != segment.inputs_digest:
+        low, high = segment.first_turn - 1, segment.last_turn
+        words, prices = inputs[low:high], costs[low:high]
+        if inputs_digest(words) != segment.inputs_digest:
             problems.append(
-                f"segment {segment.index}: its inputs do not match its digest (an input was edited)"
+                f"segment {segment.index}: its inputs do not match its digest "
+                "(an input was edited, dropped or reordered)"
             )
         segment_spent = 0.0
-        for d in part:
-            link(d.turn, d.input, d.cost_usd)
-            if d.cost_usd is None:
+        for cost in prices:
+            if cost is None:
                 unmeasured += 1
             else:
-                spent += d.cost_usd
-                segment_spent += d.cost_usd
+                # Summed in turn order, as the loop sums them, so totals compare exactly.
+                spent += cost
+                segment_spent += cost
+        try:
+            chain.extend(segment.first_turn, words, prices)
+        except UnicodeEncodeError:
+            problems.append(f"segment {segment.index}: an input is not valid Unicode")
+            return problems
         if segment_spent != segment.spent_usd:
             problems.append(
                 f"segment {segment.index}: costs sum to {segment_spent!r}, the segment says "
@@ -386,20 +406,29 @@ def _content_problems(ledger: Ledger) -> list[str]:
 def _limit_problems(ledger: Ledger) -> list[str]:
     problems: list[str] = []
     limits = ledger.limits
-    if len(ledger.decisions) > limits.max_turns:
-        problems.append(
-            f"{len(ledger.decisions)} decisions exceed the {limits.max_turns}-turn limit"
-        )
+    count = len(ledger.decisions)
+    if count > limits.max_turns:
+        problems.append(f"{count} decisions exceed the {limits.max_turns}-turn limit")
     if limits.budget_usd is not None:
         spent = 0.0
-        for d in ledger.decisions:
-            if d.cost_usd is None:
-                problems.append(f"turn {d.turn} has no measured cost under a budget")
+        for turn, cost in enumerate(ledger.decisions.costs_usd, start=1):
+            if cost is None:
+                problems.append(f"turn {turn} has no measured cost under a budget")
                 break
             if spent >= limits.budget_usd:
-                problems.append(f"turn {d.turn} was taken after the budget was spent")
+                problems.append(f"turn {turn} was taken after the budget was spent")
                 break
-            spent += d.cost_usd
+            spent += cost
+    oversized = next(
+        (
+            turn
+            for turn, word in enumerate(ledger.decisions.inputs, start=1)
+            if len(word) > MAX_INPUT_BYTES // 4 and len(word.encode("utf-8")) > MAX_INPUT_BYTES
+        ),
+        None,
+    )
+    if oversized is not None:
+        problems.append(f"turn {oversized} has an input over {MAX_INPUT_BYTES} bytes")
     if ledger.finished != (ledger.stop_reason is not None):
         problems.append("a finished ledger names its stop reason, an unfinished one does not")
     return problems
@@ -419,13 +448,27 @@ def _hook_problems(ledger: Ledger) -> list[str]:
     return problems
 
 
+def ledger_structure_problems(ledger: Ledger) -> list[str]:
+    """How the ledger's segments, limits and hook answers disagree with its decisions.
+
+    Cheap checks (no hashing); :func:`ledger_content_problems` checks the
+    decisions themselves once these pass.
+    """
+    return [*_segment_problems(ledger), *_limit_problems(ledger), *_hook_problems(ledger)]
+
+
+def ledger_content_problems(ledger: Ledger) -> list[str]:
+    """Digests, spend and chain heads against the decisions (meaningful once the
+    segments cover the decisions, see :func:`ledger_structure_problems`)."""
+    return _content_problems(ledger)
+
+
 def ledger_problems(ledger: Ledger) -> list[str]:
     """Every way ``ledger`` disagrees with itself (empty when consistent)."""
-    order = _order_problems(ledger)
-    segments = _segment_problems(ledger)
-    # Digests and chain heads are only meaningful over well-ordered, covered decisions.
-    content = _content_problems(ledger) if not order and not segments else []
-    return [*order, *segments, *content, *_limit_problems(ledger), *_hook_problems(ledger)]
+    structure = ledger_structure_problems(ledger)
+    # Digests and chain heads are only meaningful over decisions the segments cover.
+    content = _content_problems(ledger) if not _segment_problems(ledger) else []
+    return [*structure, *content]
 
 
 def run_mismatches(

@@ -15,16 +15,17 @@ turn limit, the budget, the segment limit, cancellation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import platform
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
-from typing import Protocol
 
 from pydantic import TypeAdapter
 
@@ -36,7 +37,15 @@ from playproof.core.chain import (
     genesis_hash,
 )
 from playproof.core.contract import Contract
-from playproof.core.game import Advancing, BatchReplaying, Game, Snapshot, VerificationMode
+from playproof.core.game import (
+    Advancing,
+    BatchReplaying,
+    Game,
+    OutOfProcess,
+    ReplayResult,
+    VerificationMode,
+    advance_many,
+)
 from playproof.core.observation import Observation
 from playproof.core.record import (
     Accounting,
@@ -71,19 +80,6 @@ DEFAULT_HISTORY = 32
 
 RawDecision = tuple[int, str, float | None, float]
 """(turn, input, cost_usd, latency_ms): a decision before batch validation."""
-
-
-class DecisionLike(Protocol):
-    """A recorded decision: a record's or a ledger's."""
-
-    @property
-    def turn(self) -> int: ...
-    @property
-    def input(self) -> str: ...
-    @property
-    def cost_usd(self) -> float | None: ...
-    @property
-    def latency_ms(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,64 +221,97 @@ class DecisionLoop:
         self.over = game.over()
         self.observation = game.observe()
 
-    def resume(self, decisions: Sequence[DecisionLike], *, head: str | None = None) -> None:
-        """Rebuild the state after ``decisions`` by one pass of them over the live game.
+    def resume(
+        self,
+        inputs: Sequence[str],
+        costs: Sequence[float | None],
+        latencies: Sequence[float],
+        *,
+        head: str | None = None,
+        alongside: Callable[[], None] | None = None,
+    ) -> None:
+        """Rebuild the state after the decisions given as columns, in one pass over the game.
 
         The prefix whose observations nobody needs is replayed as a verifier
         would (in one call for games that batch-replay, e.g. inside their
-        worker); only the last ``history`` snapshots are observed, so this costs
-        about what a replay costs. Turn numbers are taken as given (1, 2, ...);
-        the caller has checked them. ``head`` is the chain head the caller
+        worker); only the last ``history`` snapshots are stepped with
+        observations (one call for games that advance in batches), so this
+        costs about what a replay costs. ``head`` is the chain head the caller
         already verified for these decisions (else the chain is recomputed here).
+
+        ``alongside`` is the caller's own work (e.g. checking a ledger): it runs
+        on this thread while a game in another process replays the prefix, else
+        before the replay. If it raises, the replay is waited for and the error
+        propagates before anything else changes.
         """
-        game, seed = self.game, self.config.seed
-        raw: list[RawDecision] = [(d.turn, d.input, d.cost_usd, d.latency_ms) for d in decisions]
-        spent, unmeasured, latency = self.spent, self.unmeasured, self.latency_total
-        for _, _, cost, latency_ms in raw:
+        if self.decisions:
+            raise RunError("resume rebuilds a loop that has not played yet")
+        count = len(inputs)
+        if not count == len(costs) == len(latencies):
+            raise RunError(
+                f"resume needs one cost and one latency per input: {count} inputs, "
+                f"{len(costs)} costs, {len(latencies)} latencies"
+            )
+        game, keep = self.game, self.config.history
+        # The first snapshot the driver's history shows (the whole log when it shows none).
+        live_from = max(count - keep, 0) if keep else count
+        prefix = inputs[:live_from]
+        if alongside is not None and live_from and isinstance(game, OutOfProcess):
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="playproof-replay") as pool:
+                replaying = pool.submit(self._replay_prefix, prefix)
+                try:
+                    alongside()
+                except BaseException:
+                    # The caller's error is the one to report; the replay only has to end.
+                    with contextlib.suppress(Exception):
+                        replaying.result()
+                    raise
+                result = replaying.result()
+        else:
+            if alongside is not None:
+                alongside()
+            result = self._replay_prefix(prefix)
+        if result is not None:
+            self.tracker.restore(result.verified, result.events)
+        observe, history = self.tracker.observe, self.history
+        shown = game.observe()
+        tail = inputs[live_from:]
+        snapshots = advance_many(game, tail, observe=True) if tail else ()
+        turns = range(live_from + 1, count + 1)
+        for turn, word, snapshot in zip(turns, tail, snapshots, strict=True):
+            history.append(HistoryEntry(turn, shown.text, word))
+            observe(snapshot.evidence, turn)
+            assert snapshot.observation is not None
+            shown = snapshot.observation
+        if head is None:
+            chain = ChainLinker(self.head)
+            chain.extend(1, inputs, costs)
+            head = chain.head
+        spent, unmeasured = self.spent, self.unmeasured
+        for cost in costs:
             if cost is None:
                 unmeasured += 1
             else:
                 spent += cost
-            latency += latency_ms
-        self.decisions.extend(raw)
-        keep = self.config.history
-        # The first snapshot the driver's history shows (the whole log when it shows none).
-        live_from = max(len(raw) - keep, 0) if keep else len(raw)
-        if live_from:
-            prefix = [word for _, word, _, _ in raw[:live_from]]
-            if isinstance(game, BatchReplaying):
-                result = game.replay(seed, prefix, self.contract)
-            else:
-                result = replay_in_session(game, seed, prefix, self.contract)
-            self.tracker.restore(result.verified, result.events)
-        else:
-            game.reset(seed)
-            self.tracker.observe(game.evidence(), 0)
-        observe, history = self.tracker.observe, self.history
-        shown = game.observe()
-        advance = game.advance if isinstance(game, Advancing) else None
-        snapshot: Snapshot | None = None
-        for turn, word, _, _ in raw[live_from:]:
-            history.append(HistoryEntry(turn, shown.text, word))
-            if advance is not None:
-                # One round trip instead of three for worker-backed games.
-                snapshot = advance(word, observe=True)
-                observe(snapshot.evidence, turn)
-                assert snapshot.observation is not None
-                shown = snapshot.observation
-            else:
-                game.step(word)
-                observe(game.evidence(), turn)
-                shown = game.observe()
-        if head is None:
-            chain = ChainLinker(self.head)
-            for turn, word, cost, _ in raw:
-                chain.link(turn, word, cost)
-            head = chain.head
+        self.decisions.extend(zip(range(1, count + 1), inputs, costs, latencies, strict=True))
         self.head, self.spent, self.unmeasured = head, spent, unmeasured
+        latency = self.latency_total
+        for ms in latencies:
+            latency += ms
         self.latency_total = latency
-        self.over = game.over() if snapshot is None else snapshot.over
+        self.over = game.over() if not snapshots else snapshots[-1].over
         self.observation = shown
+
+    def _replay_prefix(self, prefix: Sequence[str]) -> ReplayResult | None:
+        """Replay ``prefix`` from the seed (None when empty: the game is only reset)."""
+        game, seed = self.game, self.config.seed
+        if prefix:
+            if isinstance(game, BatchReplaying):
+                return game.replay(seed, prefix, self.contract)
+            return replay_in_session(game, seed, prefix, self.contract)
+        game.reset(seed)
+        self.tracker.observe(game.evidence(), 0)
+        return None
 
     async def run(
         self,

@@ -30,13 +30,16 @@ from playproof.workers._process import QUIT_GRACE, ChildProcess, child_argv
 from playproof.workers._wire import (
     BLOB_RESPONSE,
     EVIDENCE_RESPONSE,
+    MAX_ADVANCE_BATCH,
     NONE_RESPONSE,
     OBSERVATION_RESPONSE,
     OVER_RESPONSE,
     READY,
     REPLAY_RESPONSE,
     SNAPSHOT_RESPONSE,
+    SNAPSHOTS_RESPONSE,
     Advance,
+    AdvanceMany,
     Failure,
     Init,
     Query,
@@ -244,6 +247,24 @@ class WorkerGame:
         request = _encode(Advance, word=word, observe=observe)
         result: Snapshot = self._call(request, SNAPSHOT_RESPONSE, "advance", self._call_timeout)
         return result
+
+    def advance_many(self, words: Sequence[str], *, observe: bool) -> tuple[Snapshot, ...]:
+        """:meth:`advance` once per word, in order: one round trip per batch of words."""
+        snapshots: list[Snapshot] = []
+        for start in range(0, len(words), MAX_ADVANCE_BATCH):
+            chunk = tuple(words[start : start + MAX_ADVANCE_BATCH])
+            request = _encode(AdvanceMany, words=chunk, observe=observe)
+            answer: tuple[Snapshot, ...] = self._call(
+                request, SNAPSHOTS_RESPONSE, "advance-many", self._call_timeout
+            )
+            if len(answer) != len(chunk):
+                self._fail(f"answered {len(answer)} snapshots for {len(chunk)} words")
+                raise WorkerProtocolError(
+                    f"worker pid {self.pid} answered {len(answer)} snapshots for {len(chunk)} "
+                    "words; killed it"
+                )
+            snapshots.extend(answer)
+        return tuple(snapshots)
 
     def checkpoint(self) -> bytes:
         """Serialize the child's game state (NotSupportedError when its game cannot)."""

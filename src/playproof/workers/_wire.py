@@ -39,6 +39,7 @@ __all__ = [
     "BLOB_RESPONSE",
     "EVIDENCE_RESPONSE",
     "HEADER",
+    "MAX_ADVANCE_BATCH",
     "MAX_ERROR_CHARS",
     "MAX_MESSAGE_BYTES",
     "NONE_RESPONSE",
@@ -48,8 +49,10 @@ __all__ = [
     "READY",
     "REPLAY_RESPONSE",
     "REQUEST",
+    "SNAPSHOTS_RESPONSE",
     "SNAPSHOT_RESPONSE",
     "Advance",
+    "AdvanceMany",
     "Capabilities",
     "ErrorInfo",
     "Failure",
@@ -70,13 +73,15 @@ __all__ = [
     "response_adapter",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """Bumped whenever a message shape changes; the child refuses a different version."""
 MAX_MESSAGE_BYTES = 64 << 20
 """Largest frame body either side accepts or sends (64 MiB)."""
 MAX_ERROR_CHARS = 4000
 """Error messages crossing the wire are cut to this many characters."""
 HEADER = struct.Struct(">I")
+MAX_ADVANCE_BATCH = 256
+"""Most words one ``advance-many`` request carries (observations may hold images)."""
 
 _Strict = ConfigDict(frozen=True, extra="forbid", strict=True)
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
@@ -117,6 +122,15 @@ class Advance(BaseModel):
     observe: bool
 
 
+class AdvanceMany(BaseModel):
+    """Apply several input words in order; answer with every resulting snapshot."""
+
+    model_config = _Strict
+    op: Literal["advance-many"] = "advance-many"
+    words: Annotated[tuple[str, ...], Field(max_length=MAX_ADVANCE_BATCH)]
+    observe: bool
+
+
 class Query(BaseModel):
     """A request without arguments (observe, evidence, over, checkpoint, quit)."""
 
@@ -144,7 +158,8 @@ class Replay(BaseModel):
 
 
 Request = Annotated[
-    Init | Reset | Step | Advance | Query | Restore | Replay, Field(discriminator="op")
+    Init | Reset | Step | Advance | AdvanceMany | Query | Restore | Replay,
+    Field(discriminator="op"),
 ]
 
 
@@ -199,8 +214,8 @@ def response_adapter(result: Any) -> TypeAdapter[Any]:
 
 
 READY = TypeAdapter(Annotated[Ready | Failure, Field(discriminator="status")])
-REQUEST: TypeAdapter[Init | Reset | Step | Advance | Query | Restore | Replay] = TypeAdapter(
-    Request
+REQUEST: TypeAdapter[Init | Reset | Step | Advance | AdvanceMany | Query | Restore | Replay] = (
+    TypeAdapter(Request)
 )
 # Result shapes, used by the child to encode and by the parent to decode.
 NONE_RESPONSE = response_adapter(None)
@@ -208,6 +223,7 @@ OBSERVATION_RESPONSE = response_adapter(Observation)
 EVIDENCE_RESPONSE = response_adapter(Evidence)
 OVER_RESPONSE = response_adapter(bool | None)
 SNAPSHOT_RESPONSE = response_adapter(Snapshot)
+SNAPSHOTS_RESPONSE = response_adapter(tuple[Snapshot, ...])
 BLOB_RESPONSE = response_adapter(str)
 REPLAY_RESPONSE = response_adapter(ReplayResult)
 

@@ -34,6 +34,7 @@ from playproof.workers._wire import (
     READY,
     REQUEST,
     Advance,
+    AdvanceMany,
     Capabilities,
     Init,
     Ready,
@@ -56,6 +57,7 @@ _STREAM_BUFFER = 1 << 16
 _EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 _OBSERVATION: TypeAdapter[Observation] = TypeAdapter(Observation)
 _SNAPSHOT: TypeAdapter[Snapshot] = TypeAdapter(Snapshot)
+_SNAPSHOTS: TypeAdapter[tuple[Snapshot, ...]] = TypeAdapter(tuple[Snapshot, ...])
 _REPLAY: TypeAdapter[ReplayResult] = TypeAdapter(ReplayResult)
 _OK_NONE = b'{"status":"ok","result":null}'
 
@@ -186,14 +188,18 @@ def _handlers(game: Game) -> dict[str, Callable[[Any], bytes]]:
         game_step(request.word)
         return _OK_NONE
 
-    def do_advance(request: Advance) -> bytes:
+    def one(word: str, observe: bool) -> Snapshot:
         if native_advance is not None:
-            snapshot = native_advance(request.word, observe=request.observe)
-        else:
-            game_step(request.word)
-            observation = game_observe() if request.observe else None
-            snapshot = Snapshot(game_evidence(), game_over(), observation)
-        return _ok(_SNAPSHOT.dump_json(snapshot))
+            return native_advance(word, observe=observe)
+        game_step(word)
+        observation = game_observe() if observe else None
+        return Snapshot(game_evidence(), game_over(), observation)
+
+    def do_advance(request: Advance) -> bytes:
+        return _ok(_SNAPSHOT.dump_json(one(request.word, request.observe)))
+
+    def do_advance_many(request: AdvanceMany) -> bytes:
+        return _ok(_SNAPSHOTS.dump_json(tuple(one(w, request.observe) for w in request.words)))
 
     def reset(request: Reset) -> bytes:
         game.reset(request.seed)
@@ -216,6 +222,7 @@ def _handlers(game: Game) -> dict[str, Callable[[Any], bytes]]:
 
     return {
         "advance": do_advance,
+        "advance-many": do_advance_many,
         "step": step,
         "evidence": lambda _r: _ok(_EVIDENCE.dump_json(game_evidence())),
         "observe": lambda _r: _ok(_OBSERVATION.dump_json(game_observe())),
