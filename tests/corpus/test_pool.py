@@ -44,6 +44,29 @@ def test_longest_budget_runs_first_and_results_keep_manifest_order(
     assert lanes == [0, 1, 0, 1]
 
 
+def test_without_prestart_a_slot_starts_a_process_only_when_its_case_is_due(
+    subset: Any, cheat: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = load_corpus(subset.manifest, subset.roms)
+    events: list[str] = []
+    real = _jail.launch
+
+    def counted(argv: list[str], spec: Any, slot: int) -> Any:
+        events.append("launch")
+        return real(argv, spec, slot)
+
+    monkeypatch.setattr(_runner, "launch", counted)
+    outcome = run_corpus(
+        corpus,
+        cheat("always_passed"),
+        jobs=1,
+        prestart=False,
+        on_case=lambda _o: events.append("done"),
+    )
+    assert all(o.outcome == "ok" for o in outcome.observations)
+    assert events == ["launch", "done"] * len(subset.manifest.cases)
+
+
 def test_a_process_serves_its_cases_and_a_failure_ends_it(
     subset: Any, cheat: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

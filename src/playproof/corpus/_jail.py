@@ -21,9 +21,11 @@ import fcntl
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ __all__ = [
     "JailSpec",
     "JailedProcess",
     "bubblewrap_usable",
+    "kill_uid",
     "launch",
     "python_paths",
     "reserve_lanes",
@@ -290,15 +293,7 @@ class JailedProcess:
             self.process.wait(timeout=SWEEP_SECONDS)
         if self.uid is not None:
             # Children that left the process group (setsid) still share the uid.
-            subprocess.run(
-                ["kill", "-9", "-1"],
-                user=self.uid,
-                group=self.uid,
-                extra_groups=[],
-                capture_output=True,
-                timeout=SWEEP_SECONDS,
-                check=False,
-            )
+            kill_uid(self.uid)
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -307,6 +302,56 @@ class JailedProcess:
     def discard(self) -> None:
         """Remove the scratch folder (stderr file, fallback home)."""
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` until none is left (bounded rounds).
+
+    Each process is signalled through a pidfd opened before its owner is
+    checked, so a pid reused by another user's process in between is never
+    signalled. Falls back to ``kill -9 -1`` run as ``uid`` where pidfds are
+    missing (kernels before 5.3).
+    """
+    if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
+        subprocess.run(
+            ["kill", "-9", "-1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            capture_output=True,
+            timeout=SWEEP_SECONDS,
+            check=False,
+        )
+        return
+    deadline = time.monotonic() + SWEEP_SECONDS
+    while time.monotonic() < deadline:
+        found = 0
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                handle = os.pidfd_open(int(entry.name))
+            except OSError:
+                continue  # gone already
+            try:
+                if os.stat(f"/proc/{entry.name}").st_uid == uid and _alive(entry.name):
+                    found += 1
+                    signal.pidfd_send_signal(handle, signal.SIGKILL)
+            except OSError:
+                pass  # exited between the open and the check
+            finally:
+                os.close(handle)
+        if not found:
+            return
+        time.sleep(0.001)  # let the kernel reap what was killed, then look again
+
+
+def _alive(pid: str) -> bool:
+    """False for a zombie (dead, waiting for its parent to reap it)."""
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        stat = handle.read(4096)
+    # The state follows the command name, which is in parentheses and may hold spaces.
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
 def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:

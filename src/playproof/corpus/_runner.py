@@ -205,13 +205,19 @@ class _Slot:
     """
 
     def __init__(
-        self, candidate: CandidateSpec, spec: JailSpec, lanes: tuple[int, int], per_process: int
+        self,
+        candidate: CandidateSpec,
+        spec: JailSpec,
+        lanes: tuple[int, int],
+        per_process: int,
+        prestart: bool = True,
     ):
         self.candidate = candidate
         self.spec = spec
         self.lanes = lanes
         self.lane = 0
         self.per_process = per_process
+        self.prestart = prestart
         self.current: _Live | None = None
         self.spare: JailedProcess | None = None
 
@@ -250,7 +256,8 @@ class _Slot:
                 live.channel.hello()
             live.channel.deadline = deadline
             live.served += 1
-            if live.served >= self.per_process and self.spare is None and more_waiting():
+            retiring = live.served >= self.per_process
+            if retiring and self.prestart and self.spare is None and more_waiting():
                 self._prestart()
             _drive(live.channel, case, corpus.roms[case.id], seen)
         except CandidateTimeout as exc:
@@ -315,6 +322,7 @@ def run_corpus(
     limits: JailLimits | None = None,
     isolation: IsolationChoice = "auto",
     on_case: Callable[[CaseObservation], None] | None = None,
+    prestart: bool = True,
 ) -> RunOutcome:
     """Run ``candidate`` on every case of ``corpus``; raw observations in manifest order.
 
@@ -322,7 +330,9 @@ def run_corpus(
     above one, a slot reuses its process for that many cases (``LOAD`` resets
     the machine); a case that fails always ends the process it ran in. A slot
     starts its next process while the current case runs, so up to ``2 * jobs``
-    candidate processes exist at once (each in its own jail).
+    candidate processes exist at once (each in its own jail); ``prestart=False``
+    starts each process only when its first case is due (strictly one case
+    after another per slot, the serial baseline of ``benchmarks/bench_corpus.py``).
     """
     chosen = resolve_isolation(isolation)
     spec = JailSpec(
@@ -345,7 +355,7 @@ def run_corpus(
 
     def serve(slot: int, lanes: tuple[int, ...]) -> None:
         pair = (lanes[LANES_PER_SLOT * slot], lanes[LANES_PER_SLOT * slot + 1])
-        runner = _Slot(candidate, spec, pair, max(1, cases_per_process))
+        runner = _Slot(candidate, spec, pair, max(1, cases_per_process), prestart)
         try:
             while (case := take()) is not None:
                 observation = runner.run_case(corpus, case, lambda: bool(todo))
