@@ -11,9 +11,10 @@ ratios, all measured in this run:
 - jailed, 1 job, a fresh process (and jail) per case, each started only when
   its case is due: strictly serial grading, the pool's baseline. Its cost over
   direct splits into the candidate's own start (Python, numpy, PyBoy; measured
-  by starting the reference candidate outside any jail, saying HELLO and QUIT)
-  and the rest, which is the jail (bubblewrap, prlimit, uid drop, sweep) and the
-  protocol;
+  by starting the reference candidate outside any jail until it answers
+  HELLO), the jail's start and cleanup (the same start through the runner's
+  launch, kill and sweep, minus the unjailed one) and the protocol (the
+  one-process row);
 - jailed, 1 and 2 jobs with a fresh process per case, the next one started
   while the current case runs: the default;
 - jailed, 2 jobs, 8 cases per process.
@@ -41,6 +42,7 @@ from playproof.corpus import (
     run_corpus,
     shipped_paths,
 )
+from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
 from playproof.corpus._protocol import CandidateChannel
 from playproof.corpus._runner import RESULT_BLOCK_BYTES, CandidateSpec
 
@@ -67,27 +69,44 @@ def direct(roms: dict[str, bytes], frames: dict[str, int], poll: int) -> float:
     return time.perf_counter() - started
 
 
-def candidate_start(spec: CandidateSpec) -> float:
-    """Seconds to start the candidate outside any jail, say HELLO and see it quit."""
+def candidate_start(spec: CandidateSpec, jailed: bool) -> float:
+    """Seconds to start the candidate until it answers HELLO, then kill it as the runner does.
+
+    Jailed: through the runner's own launch and cleanup (bubblewrap, prlimit,
+    uid drop, kill and sweep, scratch removal). Plain: the same command as a
+    bare subprocess with the jail's environment.
+    """
     started = time.perf_counter()
-    # The jail's environment sets one BLAS thread; so does this.
+    if jailed:
+        limits = JailLimits()
+        jail = JailSpec(read_only=spec.read_only, limits=limits, env=spec.env)
+        with reserve_lanes(1) as (lane,):
+            process = launch(list(spec.command), jail, lane)
+            _hello(process.process)
+            process.stop()
+            process.discard()
+        return time.perf_counter() - started
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(
+    plain = subprocess.Popen(
         spec.command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
     )
+    _hello(plain)
+    plain.kill()
+    plain.wait(timeout=60)
+    for stream in (plain.stdin, plain.stdout):
+        if stream is not None:
+            stream.close()
+    return time.perf_counter() - started
+
+
+def _hello(process: subprocess.Popen[bytes]) -> None:
     assert process.stdin is not None
     assert process.stdout is not None
-    channel = CandidateChannel(process.stdin, process.stdout, time.monotonic() + 60)
-    channel.hello()
-    channel.request("QUIT")
-    process.stdin.close()
-    process.wait(timeout=60)
-    process.stdout.close()
-    return time.perf_counter() - started
+    CandidateChannel(process.stdin, process.stdout, time.monotonic() + 60).hello()
 
 
 def main() -> None:
@@ -125,7 +144,12 @@ def main() -> None:
         ):
             best[name] = min(best.get(name, float("inf")), run())
         directs.append(direct(corpus.roms, frames, poll))
-    start = statistics.mean(candidate_start(spec) for _ in range(STARTS))
+    starts: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(STARTS):  # interleaved, like the runs above
+        for jailed in (False, True):
+            starts[jailed].append(candidate_start(spec, jailed))
+    start = statistics.mean(starts[False])
+    jail_start = statistics.mean(starts[True]) - start
     before, after = sorted(directs)[:2]
     base = (before + after) / 2
     serial_jail, serial_fresh, fresh_one = (
@@ -154,11 +178,16 @@ def main() -> None:
         f"({overhead / per_case * 100:.1f}% of a direct case, {per_case * 1000:.0f} ms)"
     )
     fresh = (serial_fresh - base) / count
-    jail = fresh - start
     print(
-        f"fresh process per case, serial: {fresh * 1000:.0f} ms per case over direct = "
-        f"candidate start {start * 1000:.0f} ms (unjailed, mean of {STARTS}) + jail and "
-        f"protocol {jail * 1000:.0f} ms ({jail / per_case * 100:.1f}% of a direct case)"
+        f"fresh process per case, serial: {fresh * 1000:.0f} ms per case over direct; "
+        f"the candidate's own start (to HELLO, unjailed, mean of {STARTS}) is "
+        f"{start * 1000:.0f} ms"
+    )
+    jail_cost = jail_start + overhead
+    print(
+        f"jail start and cleanup per case: {jail_start * 1000:.1f} ms (jailed minus unjailed "
+        f"start); with the protocol: {jail_cost * 1000:.1f} ms "
+        f"({jail_cost / per_case * 100:.1f}% of a direct case)"
     )
     print(f"pool speedup, fresh process per case, vs serial:   {serial_fresh / pool_fresh:.2f}x")
     print(f"  (1 job with its next process prestarted: {serial_fresh / fresh_one:.2f}x)")
