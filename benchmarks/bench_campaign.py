@@ -40,7 +40,7 @@ def _target() -> Target:
         return get_target("native/2048")
 
 
-ROUNDS = 5
+ROUNDS = 9
 """Interleaved rounds per phase; the best round of each phase counts."""
 
 

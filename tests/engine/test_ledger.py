@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 from campaigns import CONTRACT, Walker, campaign, continuous
+from hypothesis import given
+from hypothesis import strategies as st
 from toygame import ToyGame
 
 from playproof.core.chain import canonical_decision, genesis_hash, link_hash
@@ -105,6 +107,9 @@ def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
         load_ledger(bad)
     bad.write_text('{"schema": "playproof/ledger/v2"}')
     with pytest.raises(LedgerError, match="not a playproof ledger"):
+        load_ledger(bad)
+    bad.write_text('{"schema": "playproof/ledger/v1", "decisions": []}')
+    with pytest.raises(LedgerError, match="format is playproof/ledger/v1, this playproof reads"):
         load_ledger(bad)
     bad.write_text('{"a": 1, "a": 2}')
     with pytest.raises(LedgerError, match="repeats the key"):
@@ -262,3 +267,47 @@ def test_a_nan_in_a_saved_ledger_is_refused(saved: Path) -> None:
     saved.write_text(text)
     with pytest.raises(LedgerError, match="NaN"):
         load_ledger(saved)
+
+
+_COLUMN = st.lists(
+    st.tuples(
+        st.text(min_size=1, max_size=6),
+        st.none() | st.floats(min_value=0, max_value=1e9),
+        st.floats(min_value=0, max_value=1e6),
+    ),
+    max_size=20,
+)
+
+
+@given(_COLUMN)
+def test_decision_columns_round_trip_and_number_turns_from_one(
+    rows: list[tuple[str, float | None, float]],
+) -> None:
+    from playproof.engine._ledger import LedgerDecisions
+
+    columns = LedgerDecisions(
+        inputs=tuple(r[0] for r in rows),
+        costs_usd=tuple(r[1] for r in rows),
+        latencies_ms=tuple(r[2] for r in rows),
+    )
+    assert LedgerDecisions.model_validate_json(columns.model_dump_json()) == columns
+    assert list(columns.rows()) == [(t, *r) for t, r in enumerate(rows, start=1)]
+    assert len(columns) == len(rows)
+
+
+@given(_COLUMN, st.sampled_from(["inputs", "costs_usd", "latencies_ms"]))
+def test_columns_of_different_lengths_are_refused(
+    rows: list[tuple[str, float | None, float]], short: str
+) -> None:
+    from pydantic import ValidationError
+
+    from playproof.engine._ledger import LedgerDecisions
+
+    data: dict[str, list[Any]] = {
+        "inputs": [r[0] for r in rows] + ["x"],
+        "costs_usd": [r[1] for r in rows] + [0.0],
+        "latencies_ms": [r[2] for r in rows] + [0.0],
+    }
+    data[short].pop()
+    with pytest.raises(ValidationError, match="every decision has all three"):
+        LedgerDecisions.model_validate(data)

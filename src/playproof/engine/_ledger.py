@@ -308,6 +308,16 @@ def _strict_parse(data: bytes, path: Path) -> Ledger:
         raw = parse_json(data, limit=MAX_LEDGER_BYTES, what="the file")
     except FormatError as exc:
         raise LedgerError(str(path), [str(exc)]) from exc
+    if isinstance(raw, dict) and raw.get("schema") != LEDGER_SCHEMA:
+        schema = str(raw.get("schema"))[:60]
+        if schema.startswith("playproof/ledger/"):
+            raise LedgerError(
+                str(path),
+                [
+                    f"the ledger format is {schema}, this playproof reads {LEDGER_SCHEMA} only; "
+                    "finish that campaign with the playproof version that started it"
+                ],
+            )
     try:
         return Ledger.model_validate(raw)
     except ValidationError as exc:
