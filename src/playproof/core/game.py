@@ -14,8 +14,10 @@ Optional capabilities, found with :func:`isinstance` on the extra protocols:
 :class:`BatchReplaying` (``replay(...)`` of a whole input log in one call;
 emulator adapters run it inside their worker so verification crosses the
 process boundary once per log), :class:`Advancing` (step and read in one call,
-one input or many) and :class:`OutOfProcess` (the game's work happens in
-another process, so the caller's thread is free while it waits).
+one input or many), :class:`OutOfProcess` (the game's work happens in
+another process, so the caller's thread is free while it waits) and
+:class:`MemoryExposing` (an emulator whose raw memory a channel discovery
+reads; privileged, like evidence, and never shown to a driver).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "Checkpointing",
     "Game",
     "GameDescriptor",
+    "MemoryExposing",
     "OutOfProcess",
     "Platform",
     "ReplayResult",
@@ -172,6 +175,23 @@ class Advancing(Protocol):
 
     def advance_many(self, words: Sequence[str], *, observe: bool) -> tuple[Snapshot, ...]:
         """Step once per word and return every resulting snapshot, in order."""
+        ...
+
+
+@runtime_checkable
+class MemoryExposing(Protocol):
+    """An emulator session whose raw memory may be read, for blind channel discovery.
+
+    Like evidence, memory is privileged: it never reaches a driver.
+    """
+
+    @property
+    def rom_sha256(self) -> str:
+        """SHA-256 of the ROM the session runs (binds a discovery to the exact ROM)."""
+        ...
+
+    def memory(self) -> dict[str, tuple[int, bytes]]:
+        """Every readable memory area: name -> (base address, a copy of its bytes)."""
         ...
 
 

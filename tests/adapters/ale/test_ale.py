@@ -139,6 +139,23 @@ def test_observation_text_never_shows_evidence_only_channels(game: AleGame, targ
         assert str(engine["frame"]) not in match.groups()
 
 
+def test_ram_is_exposed_for_discovery_and_matches_the_named_channels(
+    game: AleGame, target: Target
+) -> None:
+    from playproof.core.game import MemoryExposing
+
+    assert isinstance(game, MemoryExposing)
+    game.reset(0)
+    for word in target.reference[:40]:
+        game.step(word)
+    base, ram = game.memory()["ram"]
+    assert (base, len(ram)) == (0x80, 128)
+    engine = game.evidence().engine
+    for name, index in target.spec.options["ram"].items():
+        assert engine[name] == ram[index]
+    assert len(game.rom_sha256) == 64
+
+
 def test_vocabulary_is_the_minimal_action_set(game: AleGame) -> None:
     assert game.descriptor.vocabulary == ("noop", "fire", "right", "left")
     assert game.descriptor.platform.family == "ale"

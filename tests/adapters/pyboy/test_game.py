@@ -45,6 +45,26 @@ def test_descriptor_and_protocols(game: PyBoyGame) -> None:
     assert game.descriptor.id == "pp-collect"
 
 
+def test_memory_is_exposed_for_discovery_and_matches_the_evidence(game: PyBoyGame) -> None:
+    from playproof.core.game import MemoryExposing
+
+    assert isinstance(game, MemoryExposing)
+    game.reset(3)
+    for word in ["right", "right", "a", "noop"]:
+        game.step(word)
+    areas = game.memory()
+    assert {name: (base, len(data)) for name, (base, data) in areas.items()} == {
+        "wram": (0xC000, 0x2000),
+        "hram": (0xFF80, 0x7F),
+    }
+    engine, wram = game.evidence().engine, areas["wram"][1]
+    for name, channel in options()["channels"].items():
+        at = channel["address"] - 0xC000
+        value = wram[at] if channel["size"] == 1 else wram[at] | wram[at + 1] << 8
+        assert engine[name] == value, name
+    assert len(game.rom_sha256) == 64
+
+
 def test_fresh_and_reused_sessions_agree(game: PyBoyGame) -> None:
     trace(game, 9, ["start", *["right"] * 20, *["noop"] * 30])  # leave the session somewhere else
     reused = trace(game, 3, WALK)

@@ -39,6 +39,8 @@ MAX_CHECKPOINT_BYTES = 1 << 20
 _SEED_SPACE = 1 << 31
 """ALE takes a signed 32-bit seed; playproof seeds are folded into it."""
 _HEAD = struct.Struct(">q?")  # score, game over
+RAM_BASE = 0x80
+"""The Atari 2600 maps its 128 bytes of RAM at 0x80-0xFF."""
 
 
 def _rom_file(name: str) -> Path:
@@ -75,6 +77,7 @@ class AleGame:
         self._options = options
         self._rom_path = _rom_file(options.rom)
         rom_sha = sha256_hex(_read_rom(self._rom_path))
+        self._rom_sha256 = rom_sha
         ALEInterface.setLoggerMode(LoggerMode.Error)
         self._ale = ALEInterface()
         self._load(0)
@@ -193,6 +196,15 @@ class AleGame:
     def over(self) -> bool:
         """True once ALE reports game over."""
         return self._over
+
+    @property
+    def rom_sha256(self) -> str:
+        """SHA-256 of the ROM file ale-py loads."""
+        return self._rom_sha256
+
+    def memory(self) -> dict[str, tuple[int, bytes]]:
+        """The console's 128 bytes of RAM, mapped at 0x80 (for channel discovery only)."""
+        return {"ram": (RAM_BASE, bytes(self._ale.getRAM()))}
 
     def checkpoint(self) -> bytes:
         """The emulator state (with its RNG) and the score, sealed to this build."""

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ADAPTER_VERSION", "VOCABULARY", "PyBoyGame"]
 
+MEMORY_AREAS = (("wram", 0xC000, 0xE000), ("hram", 0xFF80, 0xFFFF))
+"""Game Boy work RAM and high RAM, as :meth:`PyBoyGame.memory` reads them."""
+
 ADAPTER_VERSION = "playproof-pyboy/1"
 """Bumped whenever the adapter's behaviour changes evidence; part of the build digest."""
 VOCABULARY = ("noop", "a", "b", "start", "select", "up", "down", "left", "right")
@@ -282,6 +285,11 @@ class PyBoyGame:
             return replay_in_session(self, seed, inputs, contract, trace=trace)
         finally:
             self._hash_frames, self._hash_saves = True, self.options.save_hash
+
+    def memory(self) -> dict[str, tuple[int, bytes]]:
+        """Work RAM and high RAM (for channel discovery only; not the IE register at 0xFFFF)."""
+        memory = self._pyboy.memory
+        return {name: (low, bytes(memory[low:high])) for name, low, high in MEMORY_AREAS}
 
     def serial_output(self) -> str:
         """Every serial character received since reset (bounded by MAX_SERIAL_BYTES)."""
