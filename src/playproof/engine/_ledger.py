@@ -356,8 +356,12 @@ def _segment_problems(ledger: Ledger) -> list[str]:
     return problems
 
 
-def _content_problems(ledger: Ledger) -> list[str]:
-    """Per-segment digests, spend and chain heads against the decisions they cover."""
+def ledger_content_problems(ledger: Ledger) -> list[str]:
+    """Per-segment digests, spend and chain heads against the decisions they cover.
+
+    Meaningful once the segments cover the decisions (see
+    :func:`ledger_structure_problems`); this is the pass over every decision.
+    """
     problems: list[str] = []
     inputs, costs = ledger.decisions.inputs, ledger.decisions.costs_usd
     chain = ChainLinker(
@@ -467,18 +471,12 @@ def ledger_structure_problems(ledger: Ledger) -> list[str]:
     return [*_segment_problems(ledger), *_limit_problems(ledger), *_hook_problems(ledger)]
 
 
-def ledger_content_problems(ledger: Ledger) -> list[str]:
-    """Digests, spend and chain heads against the decisions (meaningful once the
-    segments cover the decisions, see :func:`ledger_structure_problems`)."""
-    return _content_problems(ledger)
-
-
 def ledger_problems(ledger: Ledger) -> list[str]:
     """Every way ``ledger`` disagrees with itself (empty when consistent)."""
-    structure = ledger_structure_problems(ledger)
+    segments = _segment_problems(ledger)
     # Digests and chain heads are only meaningful over decisions the segments cover.
-    content = _content_problems(ledger) if not _segment_problems(ledger) else []
-    return [*structure, *content]
+    content = ledger_content_problems(ledger) if not segments else []
+    return [*segments, *content, *_limit_problems(ledger), *_hook_problems(ledger)]
 
 
 def run_mismatches(

@@ -249,13 +249,18 @@ class WorkerGame:
         return result
 
     def advance_many(self, words: Sequence[str], *, observe: bool) -> tuple[Snapshot, ...]:
-        """:meth:`advance` once per word, in order: one round trip per batch of words."""
+        """:meth:`advance` once per word, in order: one round trip per batch of words.
+
+        A batch gets as long as its words would get one by one (``call_timeout``
+        each), capped at ``replay_timeout``.
+        """
         snapshots: list[Snapshot] = []
         for start in range(0, len(words), MAX_ADVANCE_BATCH):
             chunk = tuple(words[start : start + MAX_ADVANCE_BATCH])
             request = _encode(AdvanceMany, words=chunk, observe=observe)
+            timeout = min(self._call_timeout * max(len(chunk), 1), self._replay_timeout)
             answer: tuple[Snapshot, ...] = self._call(
-                request, SNAPSHOTS_RESPONSE, "advance-many", self._call_timeout
+                request, SNAPSHOTS_RESPONSE, "advance-many", timeout
             )
             if len(answer) != len(chunk):
                 self._fail(f"answered {len(answer)} snapshots for {len(chunk)} words")
