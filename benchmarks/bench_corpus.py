@@ -19,10 +19,11 @@ ratios, all measured in this run:
   while the current case runs: the default;
 - jailed, 2 jobs, 8 cases per process.
 
-Every run is repeated ``ROUNDS`` times, interleaved, and the fastest of each
-is kept, so a burst of load elsewhere on a shared machine lands on one round
-of one run rather than on one run only. Direct is the mean of its fastest two
-(one per round, first and last of the round).
+Every run is repeated ``ROUNDS`` times. Each ratio compares runs made back to
+back within a round (the one-process run with the direct runs around it, the
+pool with the serial run just before it), and the median over rounds is
+reported with every round's value: on a shared machine whose speed drifts,
+comparing runs from different moments measures the drift.
 """
 
 from __future__ import annotations
@@ -48,7 +49,17 @@ from playproof.corpus._runner import RESULT_BLOCK_BYTES, CandidateSpec
 
 STARTS = 12
 """How many unjailed candidate starts are timed (their mean stands for every case)."""
-ROUNDS = 2
+ROUNDS = 3
+
+
+def _steal_seconds() -> float:
+    """CPU time the hypervisor gave to other guests (Linux ``/proc/stat``), all cores."""
+    try:
+        with open("/proc/stat", "rb") as handle:
+            fields = handle.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def direct(roms: dict[str, bytes], frames: dict[str, int], poll: int) -> float:
@@ -129,69 +140,68 @@ def main() -> None:
         assert all(o.outcome == "ok" for o in outcome.observations)
         return outcome.wall_seconds
 
+    stolen = _steal_seconds()
     _, frames, passed = timed(1, count)  # also warms the page cache
     poll = manifest.cases[0].poll_frames
-    best: dict[str, float] = {}
-    directs: list[float] = []
+    rounds: list[dict[str, float]] = []
     for _ in range(ROUNDS):
-        directs.append(direct(corpus.roms, frames, poll))
-        for name, run in (
-            ("serial_jail", lambda: timed(1, count)[0]),
-            ("serial_fresh", serial),
-            ("fresh_one", lambda: timed(1, 1)[0]),
-            ("pool_fresh", lambda: timed(2, 1)[0]),
-            ("pool_reuse", lambda: timed(2, 8)[0]),
-        ):
-            best[name] = min(best.get(name, float("inf")), run())
-        directs.append(direct(corpus.roms, frames, poll))
-    starts: dict[bool, list[float]] = {False: [], True: []}
-    for _ in range(STARTS):  # interleaved, like the runs above
-        for jailed in (False, True):
-            starts[jailed].append(candidate_start(spec, jailed))
-    start = statistics.mean(starts[False])
-    jail_start = statistics.mean(starts[True]) - start
-    before, after = sorted(directs)[:2]
-    base = (before + after) / 2
-    serial_jail, serial_fresh, fresh_one = (
-        best["serial_jail"],
-        best["serial_fresh"],
-        best["fresh_one"],
-    )
-    pool_fresh, pool_reuse = best["pool_fresh"], best["pool_reuse"]
-    per_case = base / count
-    total_frames = sum(frames.values())
-    print(f"cases {count}, passed {passed}, emulated frames {total_frames}")
-    label = "direct PyBoy, serial".ljust(40)
-    print(f"{label} {base:7.2f} s  (fastest two of {', '.join(f'{d:.2f}' for d in directs)})")
-    rows = (
-        ("jailed, 1 job, 1 process               ", serial_jail),
-        ("jailed, 1 job, fresh process, serial   ", serial_fresh),
-        ("jailed, 1 job, fresh process, prestart ", fresh_one),
-        ("jailed, 2 jobs, fresh process (default)", pool_fresh),
-        ("jailed, 2 jobs, 8 per process          ", pool_reuse),
-    )
-    for label, seconds in rows:
-        print(f"{label} {seconds:7.2f} s  ratio {seconds / base:5.2f}")
-    overhead = (serial_jail - base) / count
+        # Each ratio compares runs made back to back, so a slow spell of the
+        # machine between rounds does not enter it.
+        row = {"direct_before": direct(corpus.roms, frames, poll)}
+        row["serial_jail"] = timed(1, count)[0]
+        row["direct_after"] = direct(corpus.roms, frames, poll)
+        row["pool_reuse"] = timed(2, 8)[0]
+        row["serial_fresh"] = serial()
+        row["pool_fresh"] = timed(2, 1)[0]
+        row["fresh_one"] = timed(1, 1)[0]
+        rounds.append(row)
+    pairs = []
+    for _ in range(STARTS):
+        plain = candidate_start(spec, jailed=False)
+        pairs.append((plain, candidate_start(spec, jailed=True) - plain))
+    start = statistics.median(plain for plain, _ in pairs)
+    jail_start = statistics.median(extra for _, extra in pairs)
+
+    def median(values: list[float]) -> str:
+        return f"{statistics.median(values):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in values)})"
+
+    print(f"cases {count}, passed {passed}, emulated frames {sum(frames.values())}")
+    print(f"seconds per round ({ROUNDS} rounds):")
+    for name in rounds[0]:
+        print(f"  {name:14s} " + "  ".join(f"{row[name]:6.2f}" for row in rounds))
+    bases = [(row["direct_before"] + row["direct_after"]) / 2 for row in rounds]
+    overheads = [
+        (row["serial_jail"] - base) / base for row, base in zip(rounds, bases, strict=True)
+    ]
+    protocol = statistics.median(overheads)
+    per_case = statistics.median(bases) / count
     print(
-        f"jail+protocol per case, one process for all cases: {overhead * 1000:.1f} ms "
-        f"({overhead / per_case * 100:.1f}% of a direct case, {per_case * 1000:.0f} ms)"
+        f"jail+protocol, one process for all cases: {protocol * 100:.1f}% of direct "
+        f"(median; rounds {', '.join(f'{o * 100:.1f}%' for o in overheads)}); "
+        f"{protocol * per_case * 1000:.1f} ms of a {per_case * 1000:.0f} ms case"
     )
-    fresh = (serial_fresh - base) / count
     print(
-        f"fresh process per case, serial: {fresh * 1000:.0f} ms per case over direct; "
-        f"the candidate's own start (to HELLO, unjailed, mean of {STARTS}) is "
-        f"{start * 1000:.0f} ms"
+        f"per fresh process: the candidate's own start (to HELLO, unjailed) {start * 1000:.0f} ms; "
+        f"the jail's start and cleanup {jail_start * 1000:.1f} ms (median of {STARTS} pairs)"
     )
-    jail_cost = jail_start + overhead
+    jail_cost = jail_start / per_case + protocol
+    print(f"jail+protocol per case with a fresh jail per case: {jail_cost * 100:.1f}% of direct")
     print(
-        f"jail start and cleanup per case: {jail_start * 1000:.1f} ms (jailed minus unjailed "
-        f"start); with the protocol: {jail_cost * 1000:.1f} ms "
-        f"({jail_cost / per_case * 100:.1f}% of a direct case)"
+        "pool speedup, fresh process per case, vs strictly serial: "
+        + median([row["serial_fresh"] / row["pool_fresh"] for row in rounds])
     )
-    print(f"pool speedup, fresh process per case, vs serial:   {serial_fresh / pool_fresh:.2f}x")
-    print(f"  (1 job with its next process prestarted: {serial_fresh / fresh_one:.2f}x)")
-    print(f"pool speedup, 8 cases per process, vs 1 process:   {serial_jail / pool_reuse:.2f}x")
+    print(
+        "  1 job, next process prestarted, vs strictly serial:     "
+        + median([row["serial_fresh"] / row["fresh_one"] for row in rounds])
+    )
+    print(
+        "pool speedup, 8 cases per process, vs 1 process:          "
+        + median([row["serial_jail"] / row["pool_reuse"] for row in rounds])
+    )
+    print(
+        f"CPU time stolen by the hypervisor during the benchmark: "
+        f"{_steal_seconds() - stolen:.1f} s (noise indicator)"
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ def test_reference_pass_set_is_reported_and_stable(shipped: Any) -> None:
     failing = [r for r in first.grade.results if not r.passed]
     print(f"reference passes {first.grade.passed} of {first.grade.denominator}; failing: {failing}")
     assert first.grade.passing == second.grade.passing
+    assert first.record.cases_per_process == 8  # the grade says how cases shared processes
     assert first.grade.passed == first.grade.denominator == manifest.denominator
     state = RewardState(corpus_digest=corpus.digest, denominator=manifest.denominator)
     state.record("build", "graded", first.grade.passing)

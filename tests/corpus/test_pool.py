@@ -67,6 +67,20 @@ def test_without_prestart_a_slot_starts_a_process_only_when_its_case_is_due(
     assert events == ["launch", "done"] * len(subset.manifest.cases)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_which_cases_share_a_process_is_fixed_by_the_manifest_not_by_timing(
+    subset: Any, cheat: Any, jobs: int
+) -> None:
+    corpus = load_corpus(subset.manifest, subset.roms)
+    order = [c.id for c in sorted(subset.manifest.cases, key=lambda c: -c.budget_frames)]
+    expected = {case_id: f"loaded {1 + at % 2}" for at, case_id in enumerate(order)}
+    for _ in range(2):
+        outcome = run_corpus(corpus, cheat("leaky"), jobs=jobs, cases_per_process=2)
+        assert all(o.outcome == "ok" for o in outcome.observations)
+        seen = {o.case_id: (o.serial or "").strip() for o in outcome.observations}
+        assert seen == expected
+
+
 def test_a_process_serves_its_cases_and_a_failure_ends_it(
     subset: Any, cheat: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -106,7 +106,15 @@ def grade_candidate(
         command=list(candidate.command),
         build_digest=build_digest or candidate_digest(candidate.command),
     )
-    record = grade_record(corpus.manifest, result, pin, outcome.isolation, chosen, started)
+    record = grade_record(
+        corpus.manifest,
+        result,
+        pin,
+        outcome.isolation,
+        chosen,
+        started,
+        cases_per_process=cases_per_process,
+    )
     return GradingRun(
         record=record, grade=result, observations=outcome.observations, outcome=outcome
     )

@@ -64,6 +64,8 @@ class GradeRecord(BaseModel):
     candidate: CandidatePin
     isolation: Isolation
     limits: dict[str, float]
+    cases_per_process: Annotated[int, Field(ge=1)] = 1
+    """How many cases one candidate process served (groups fixed by the manifest)."""
     results: Annotated[list[CaseResult], Field(min_length=1)]
     passed: Annotated[int, Field(ge=0)]
     denominator: Annotated[int, Field(ge=1)]
@@ -99,6 +101,7 @@ def grade_record(
     isolation: Isolation,
     limits: JailLimits,
     started_at: datetime,
+    cases_per_process: int = 1,
 ) -> GradeRecord:
     """The record of grading ``candidate`` on ``manifest``."""
     from importlib.metadata import version
@@ -117,6 +120,7 @@ def grade_record(
             "processes": limits.processes,
             "wall_seconds": limits.wall_seconds,
         },
+        cases_per_process=max(1, cases_per_process),
         results=result.results,
         passed=result.passed,
         denominator=result.denominator,

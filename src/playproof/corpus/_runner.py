@@ -5,7 +5,10 @@ records what the candidate reported (serial bytes, the status block in
 cartridge RAM, registers, a screen hash) and how the case ended (``ok``,
 ``crash``, ``timeout``, ``protocol-error``). Cases run in parallel, one case
 per pool slot at a time; by default every case gets a fresh process in a fresh
-jail, started while the slot's previous case still runs.
+jail, started while the slot's previous case still runs. When processes serve
+several cases, which cases share a process is fixed by the manifest (never by
+timing), so a candidate that leaks state from case to case still gets the same
+grade on every run.
 """
 
 from __future__ import annotations
@@ -188,20 +191,20 @@ def _stderr_tail(jailed: JailedProcess) -> str:
 
 @dataclass
 class _Live:
-    """A started candidate process, its channel once it said hello, and cases it served."""
+    """A started candidate process and its channel once it said hello."""
 
     jailed: JailedProcess
     channel: CandidateChannel | None = None
-    served: int = 0
 
 
 class _Slot:
     """One pool slot: runs cases one at a time, each in a jailed candidate process.
 
-    A process serves up to ``per_process`` cases. When the current process
-    retires after its case and more cases wait, the slot starts the next
-    process (a fresh jail under the slot's other uid) while the case runs, so
-    the candidate's start-up overlaps real work instead of adding to it.
+    A process serves one group of cases and retires after the group's last
+    case (or at once when a case fails). When the current process retires and
+    more cases wait, the slot starts the next process (a fresh jail under the
+    slot's other uid) while the case runs, so the candidate's start-up
+    overlaps real work instead of adding to it.
     """
 
     def __init__(
@@ -209,14 +212,12 @@ class _Slot:
         candidate: CandidateSpec,
         spec: JailSpec,
         lanes: tuple[int, int],
-        per_process: int,
         prestart: bool = True,
     ):
         self.candidate = candidate
         self.spec = spec
         self.lanes = lanes
         self.lane = 0
-        self.per_process = per_process
         self.prestart = prestart
         self.current: _Live | None = None
         self.spare: JailedProcess | None = None
@@ -235,9 +236,9 @@ class _Slot:
             self.spare = None  # the next case launches itself and reports the error
 
     def run_case(
-        self, corpus: Corpus, case: CorpusCase, more_waiting: Callable[[], bool]
+        self, corpus: Corpus, case: CorpusCase, last: bool, more_waiting: Callable[[], bool]
     ) -> CaseObservation:
-        """Run one case, reusing or replacing the slot's process as ``per_process`` says."""
+        """Run one case in the slot's process; ``last`` retires the process afterwards."""
         started = time.monotonic()
         deadline = started + self.spec.limits.wall_seconds
         seen = _Collected()
@@ -255,9 +256,7 @@ class _Slot:
                 live.channel = CandidateChannel(stdin, stdout, deadline)
                 live.channel.hello()
             live.channel.deadline = deadline
-            live.served += 1
-            retiring = live.served >= self.per_process
-            if retiring and self.prestart and self.spare is None and more_waiting():
+            if last and self.prestart and self.spare is None and more_waiting():
                 self._prestart()
             _drive(live.channel, case, corpus.roms[case.id], seen)
         except CandidateTimeout as exc:
@@ -278,7 +277,7 @@ class _Slot:
                 detail += f" (exit status {status})"
             tail = _stderr_tail(jailed)
             jailed.discard()
-        elif self.current is not None and self.current.served >= self.per_process:
+        elif self.current is not None and last:
             self._retire()
         return CaseObservation(
             case_id=case.id,
@@ -327,8 +326,10 @@ def run_corpus(
     """Run ``candidate`` on every case of ``corpus``; raw observations in manifest order.
 
     ``jobs`` cases run at once, longest budget first. With ``cases_per_process``
-    above one, a slot reuses its process for that many cases (``LOAD`` resets
-    the machine); a case that fails always ends the process it ran in. A slot
+    above one, the cases (longest budget first) are cut into consecutive groups
+    of that many and each group is served by one process (``LOAD`` resets the
+    machine); a case that fails always ends the process it ran in, and the rest
+    of its group continues in a fresh one. A slot
     starts its next process while the current case runs, so up to ``2 * jobs``
     candidate processes exist at once (each in its own jail); ``prestart=False``
     starts each process only when its first case is due (strictly one case
@@ -345,29 +346,33 @@ def run_corpus(
     )
     cases = list(corpus.manifest.cases)
     # Longest budget first: a long case started last would leave the other slots idle.
-    todo = collections.deque(sorted(cases, key=lambda c: -c.budget_frames))
+    ordered = sorted(cases, key=lambda c: -c.budget_frames)
+    size = max(1, cases_per_process)
+    todo = collections.deque(ordered[at : at + size] for at in range(0, len(ordered), size))
     found: dict[str, CaseObservation] = {}
     lock = threading.Lock()
 
-    def take() -> CorpusCase | None:
+    def take() -> list[CorpusCase] | None:
         with lock:
             return todo.popleft() if todo else None
 
     def serve(slot: int, lanes: tuple[int, ...]) -> None:
         pair = (lanes[LANES_PER_SLOT * slot], lanes[LANES_PER_SLOT * slot + 1])
-        runner = _Slot(candidate, spec, pair, max(1, cases_per_process), prestart)
+        runner = _Slot(candidate, spec, pair, prestart)
         try:
-            while (case := take()) is not None:
-                observation = runner.run_case(corpus, case, lambda: bool(todo))
-                with lock:
-                    found[case.id] = observation
-                    if on_case is not None:
-                        on_case(observation)
+            while (group := take()) is not None:
+                for position, case in enumerate(group, start=1):
+                    last = position == len(group)
+                    observation = runner.run_case(corpus, case, last, lambda: bool(todo))
+                    with lock:
+                        found[case.id] = observation
+                        if on_case is not None:
+                            on_case(observation)
         finally:
             runner.close()
 
     started = time.monotonic()
-    workers = max(1, min(jobs, len(cases)))
+    workers = max(1, min(jobs, len(todo)))
     with (
         reserve_lanes(LANES_PER_SLOT * workers) as lanes,
         ThreadPoolExecutor(max_workers=workers) as pool,
