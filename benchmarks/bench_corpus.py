@@ -12,9 +12,9 @@ ratios, all measured in this run:
   its case is due: strictly serial grading, the pool's baseline. Its cost over
   direct splits into the candidate's own start (Python, numpy, PyBoy; measured
   by starting the reference candidate outside any jail until it answers
-  HELLO), the jail's start and cleanup (the same start through the runner's
-  launch, kill and sweep, minus the unjailed one) and the protocol (the
-  one-process row);
+  HELLO), the jail's start and cleanup (a shell candidate that only answers
+  HELLO, started through the runner's launch, kill and sweep, minus the same
+  started bare) and the protocol (the one-process row);
 - jailed, 1 and 2 jobs with a fresh process per case, the next one started
   while the current case runs: the default;
 - jailed, 2 jobs, 8 cases per process.
@@ -33,6 +33,7 @@ import os
 import statistics
 import subprocess
 import time
+from pathlib import Path
 
 from playproof.corpus import (
     grade_candidate,
@@ -45,9 +46,9 @@ from playproof.corpus import (
 )
 from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
 from playproof.corpus._protocol import CandidateChannel
-from playproof.corpus._runner import RESULT_BLOCK_BYTES, CandidateSpec
+from playproof.corpus._runner import RESULT_BLOCK_BYTES
 
-STARTS = 12
+STARTS = 20
 """How many unjailed candidate starts are timed (their mean stands for every case)."""
 ROUNDS = 3
 
@@ -80,26 +81,31 @@ def direct(roms: dict[str, bytes], frames: dict[str, int], poll: int) -> float:
     return time.perf_counter() - started
 
 
-def candidate_start(spec: CandidateSpec, jailed: bool) -> float:
-    """Seconds to start the candidate until it answers HELLO, then kill it as the runner does.
+SH_RESPONDER = ("/bin/sh", "-c", 'read -r line; echo "OK playproof-corpus/1 sh"; read -r line')
+"""A candidate that only answers HELLO: its start costs next to nothing, so the jail's
+own start and cleanup stand out when it is started with and without the jail."""
 
-    Jailed: through the runner's own launch and cleanup (bubblewrap, prlimit,
-    uid drop, kill and sweep, scratch removal). Plain: the same command as a
-    bare subprocess with the jail's environment.
+
+def candidate_start(
+    command: tuple[str, ...], read_only: tuple[Path, ...], lane: int | None
+) -> float:
+    """Seconds to start ``command`` until it answers HELLO, then kill it as the runner does.
+
+    With a ``lane``: through the runner's own launch and cleanup (bubblewrap,
+    prlimit, uid drop, kill and sweep, scratch removal). Without: the same
+    command as a bare subprocess with the jail's environment.
     """
     started = time.perf_counter()
-    if jailed:
-        limits = JailLimits()
-        jail = JailSpec(read_only=spec.read_only, limits=limits, env=spec.env)
-        with reserve_lanes(1) as (lane,):
-            process = launch(list(spec.command), jail, lane)
-            _hello(process.process)
-            process.stop()
-            process.discard()
+    if lane is not None:
+        jail = JailSpec(read_only=read_only, limits=JailLimits())
+        process = launch(list(command), jail, lane)
+        _hello(process.process)
+        process.stop()
+        process.discard()
         return time.perf_counter() - started
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     plain = subprocess.Popen(
-        spec.command,
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -155,12 +161,14 @@ def main() -> None:
         row["pool_fresh"] = timed(2, 1)[0]
         row["fresh_one"] = timed(1, 1)[0]
         rounds.append(row)
-    pairs = []
-    for _ in range(STARTS):
-        plain = candidate_start(spec, jailed=False)
-        pairs.append((plain, candidate_start(spec, jailed=True) - plain))
-    start = statistics.median(plain for plain, _ in pairs)
-    jail_start = statistics.median(extra for _, extra in pairs)
+    starts = [candidate_start(spec.command, spec.read_only, None) for _ in range(STARTS)]
+    start = statistics.median(starts)
+    extra: list[float] = []
+    with reserve_lanes(1) as (lane,):
+        for _ in range(STARTS):  # pairs, so each difference compares neighbouring moments
+            plain = candidate_start(SH_RESPONDER, (), None)
+            extra.append(candidate_start(SH_RESPONDER, (), lane) - plain)
+    jail_start = statistics.median(extra)
 
     def median(values: list[float]) -> str:
         return f"{statistics.median(values):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in values)})"
@@ -181,8 +189,9 @@ def main() -> None:
         f"{protocol * per_case * 1000:.1f} ms of a {per_case * 1000:.0f} ms case"
     )
     print(
-        f"per fresh process: the candidate's own start (to HELLO, unjailed) {start * 1000:.0f} ms; "
-        f"the jail's start and cleanup {jail_start * 1000:.1f} ms (median of {STARTS} pairs)"
+        f"per fresh process: the candidate's own start (to HELLO, unjailed, median of {STARTS}) "
+        f"{start * 1000:.0f} ms; the jail's start and cleanup {jail_start * 1000:.1f} ms "
+        f"(a shell candidate jailed minus unjailed, median of {STARTS} pairs)"
     )
     jail_cost = jail_start / per_case + protocol
     print(f"jail+protocol per case with a fresh jail per case: {jail_cost * 100:.1f}% of direct")
