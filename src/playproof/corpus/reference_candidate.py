@@ -168,7 +168,8 @@ class Session:
             address = _int(args[0], 0, 0xFFFF)
             length = _int(args[1], 0, min(MAX_DATA_BYTES, 0x10000 - address))
             memory = self._need().pyboy.memory
-            return _data(bytes(int(memory[address + i]) & 0xFF for i in range(length)))
+            # PyBoy refuses an empty slice.
+            return _data(bytes(memory[address : address + length]) if length else b"")
         if verb == "SCREEN" and not args:
             return _data(self._need().screen())
         if verb in ("PRESS", "RELEASE") and len(args) == 1:
