@@ -19,11 +19,11 @@ ratios, all measured in this run:
   while the current case runs: the default;
 - jailed, 2 jobs, 8 cases per process.
 
-Every run is repeated ``ROUNDS`` times. Each ratio compares runs made back to
-back within a round (the one-process run with the direct runs around it, the
-pool with the serial run just before it), and the median over rounds is
-reported with every round's value: on a shared machine whose speed drifts,
-comparing runs from different moments measures the drift.
+Each ratio compares runs made back to back: the one-process run with the
+direct runs on either side of it (``PAIRS`` times), the pools with the serial
+runs just before them (``ROUNDS`` times). Medians are reported with every
+value: on a shared machine whose speed drifts, comparing runs from different
+moments measures the drift.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from playproof.corpus._runner import RESULT_BLOCK_BYTES
 STARTS = 20
 """How many unjailed candidate starts are timed (their mean stands for every case)."""
 ROUNDS = 3
+PAIRS = 7
 
 
 def _steal_seconds() -> float:
@@ -149,13 +150,23 @@ def main() -> None:
     stolen = _steal_seconds()
     _, frames, passed = timed(1, count)  # also warms the page cache
     poll = manifest.cases[0].poll_frames
+    direct(corpus.roms, frames, poll)  # imports PyBoy; not counted
+    directs = [direct(corpus.roms, frames, poll)]
+    # The protocol: one-process runs alternating with direct runs; each is
+    # compared with the mean of the direct runs on either side of it.
+    jailed: list[float] = []
+    for _ in range(PAIRS):
+        jailed.append(timed(1, count)[0])
+        directs.append(direct(corpus.roms, frames, poll))
+    overheads = [
+        run / ((before + after) / 2) - 1
+        for run, before, after in zip(jailed, directs, directs[1:], strict=False)
+    ]
     rounds: list[dict[str, float]] = []
     for _ in range(ROUNDS):
-        # Each ratio compares runs made back to back, so a slow spell of the
-        # machine between rounds does not enter it.
-        row = {"direct_before": direct(corpus.roms, frames, poll)}
-        row["serial_jail"] = timed(1, count)[0]
-        row["direct_after"] = direct(corpus.roms, frames, poll)
+        # Each pool is compared with the serial run just before it, so a slow
+        # spell of the machine between rounds does not enter the ratio.
+        row = {"serial_jail": timed(1, count)[0]}
         row["pool_reuse"] = timed(2, 8)[0]
         row["serial_fresh"] = serial()
         row["pool_fresh"] = timed(2, 1)[0]
@@ -174,18 +185,16 @@ def main() -> None:
         return f"{statistics.median(values):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in values)})"
 
     print(f"cases {count}, passed {passed}, emulated frames {sum(frames.values())}")
+    print("direct PyBoy, serial, s:     " + "  ".join(f"{d:5.2f}" for d in directs))
+    print("jailed, 1 process, s:          " + "  ".join(f"{j:5.2f}" for j in jailed))
     print(f"seconds per round ({ROUNDS} rounds):")
     for name in rounds[0]:
         print(f"  {name:14s} " + "  ".join(f"{row[name]:6.2f}" for row in rounds))
-    bases = [(row["direct_before"] + row["direct_after"]) / 2 for row in rounds]
-    overheads = [
-        (row["serial_jail"] - base) / base for row, base in zip(rounds, bases, strict=True)
-    ]
     protocol = statistics.median(overheads)
-    per_case = statistics.median(bases) / count
+    per_case = statistics.median(directs) / count
     print(
         f"jail+protocol, one process for all cases: {protocol * 100:.1f}% of direct "
-        f"(median; rounds {', '.join(f'{o * 100:.1f}%' for o in overheads)}); "
+        f"(median of {PAIRS}: {', '.join(f'{o * 100:.1f}%' for o in overheads)}); "
         f"{protocol * per_case * 1000:.1f} ms of a {per_case * 1000:.0f} ms case"
     )
     print(
