@@ -5,10 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from typing import Any
 
 import pytest
 
-from playproof.corpus._jail import JAIL_UID_BASE, _alive, _processes_of, kill_uid, reserve_lanes
+from playproof.corpus._jail import (
+    JAIL_UID_BASE,
+    _alive,
+    _processes_of,
+    bubblewrap_usable,
+    kill_uid,
+    reserve_lanes,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="jail uids exist only when root")
 
@@ -73,3 +81,24 @@ def test_alive_is_false_for_a_zombie() -> None:
         time.sleep(0.01)
     assert not _alive(str(child.pid))  # exited, not yet reaped
     child.wait()
+
+
+def test_a_candidate_the_jail_uid_cannot_reach_is_refused_before_any_case(tmp_path: Any) -> None:
+    from playproof.corpus._jail import JailSpec, check_reachable
+    from playproof.errors import RunError
+
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    script = closed / "candidate.sh"
+    script.write_text("echo hi\n")
+    spec = JailSpec(read_only=(closed,), isolation="rlimits")
+    with reserve_lanes(1) as (lane,):
+        with pytest.raises(RunError, match=r"cannot reach .*closed"):
+            check_reachable(["/bin/sh", str(script)], spec, lane)
+        closed.chmod(0o755)
+        tmp_path.chmod(0o755)
+        if all(os.stat(p).st_mode & 0o001 for p in tmp_path.parents):
+            check_reachable(["/bin/sh", str(script)], spec, lane)  # open now: no error
+        closed.chmod(0o700)
+        if bubblewrap_usable():  # bound into the jail instead: nothing to check
+            check_reachable(["/bin/sh", str(script)], JailSpec(read_only=(closed,)), lane)

@@ -39,6 +39,7 @@ __all__ = [
     "JailSpec",
     "JailedProcess",
     "bubblewrap_usable",
+    "check_reachable",
     "kill_uid",
     "launch",
     "python_paths",
@@ -352,6 +353,46 @@ def _alive(pid: str) -> bool:
         stat = handle.read(4096)
     # The state follows the command name, which is in parentheses and may hold spaces.
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+
+
+def check_reachable(argv: list[str], spec: JailSpec, slot: int) -> None:
+    """RunError unless lane ``slot``'s uid can run ``argv`` and read its paths without a jail.
+
+    Only the rlimits fallback as root needs this: there the candidate runs as
+    the lane's uid on the host's own folders, and a folder closed to other
+    users (``/root`` is 0700) would otherwise fail every case as a crash,
+    grading the environment instead of the candidate.
+    """
+    uid = _jail_uid(slot)
+    if uid is None or resolve_isolation(spec.isolation) != "rlimits":
+        return
+    program = shutil.which(argv[0]) or argv[0]
+    wanted = [("-x", program), *(("-r", str(path)) for path in spec.read_only)]
+    wanted += [("-r", arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.exists(arg)]
+    closed = [
+        path
+        for flag, path in wanted
+        if subprocess.run(
+            ["test", flag, path],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            capture_output=True,
+            timeout=SWEEP_SECONDS,
+            check=False,
+        ).returncode
+        != 0
+    ]
+    if closed:
+        from playproof.errors import RunError
+
+        shown = ", ".join(closed[:3]) + (f" and {len(closed) - 3} more" if len(closed) > 3 else "")
+        raise RunError(
+            f"without bubblewrap the candidate runs as uid {uid}, which cannot reach {shown} "
+            "(a folder above is closed to other users); install bubblewrap "
+            "(scripts/system-deps.sh) or put the candidate and its interpreter where every "
+            "user may read them"
+        )
 
 
 def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:

@@ -32,6 +32,7 @@ from playproof.corpus._jail import (
     JailedProcess,
     JailLimits,
     JailSpec,
+    check_reachable,
     launch,
     reserve_lanes,
     resolve_isolation,
@@ -377,6 +378,7 @@ def run_corpus(
         reserve_lanes(LANES_PER_SLOT * workers) as lanes,
         ThreadPoolExecutor(max_workers=workers) as pool,
     ):
+        check_reachable(list(candidate.command), spec, lanes[0])
         for done in [pool.submit(serve, slot, lanes) for slot in range(workers)]:
             done.result()
     return RunOutcome(
