@@ -314,15 +314,7 @@ def kill_uid(uid: int) -> None:
     missing (kernels before 5.3).
     """
     if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
-        subprocess.run(
-            ["kill", "-9", "-1"],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            capture_output=True,
-            timeout=SWEEP_SECONDS,
-            check=False,
-        )
+        _run_as(uid, ["kill", "-9", "-1"])
         return
     deadline = time.monotonic() + SWEEP_SECONDS
     while time.monotonic() < deadline:
@@ -347,6 +339,19 @@ def kill_uid(uid: int) -> None:
         time.sleep(0.001)  # let the kernel reap what was killed, then look again
 
 
+def _run_as(uid: int, argv: list[str]) -> int:
+    """Run a short system command as ``uid`` (no supplementary groups); its exit status."""
+    return subprocess.run(
+        argv,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        capture_output=True,
+        timeout=SWEEP_SECONDS,
+        check=False,
+    ).returncode
+
+
 def _alive(pid: str) -> bool:
     """False for a zombie (dead, waiting for its parent to reap it)."""
     with open(f"/proc/{pid}/stat", "rb") as handle:
@@ -369,20 +374,7 @@ def check_reachable(argv: list[str], spec: JailSpec, slot: int) -> None:
     program = shutil.which(argv[0]) or argv[0]
     wanted = [("-x", program), *(("-r", str(path)) for path in spec.read_only)]
     wanted += [("-r", arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.exists(arg)]
-    closed = [
-        path
-        for flag, path in wanted
-        if subprocess.run(
-            ["test", flag, path],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            capture_output=True,
-            timeout=SWEEP_SECONDS,
-            check=False,
-        ).returncode
-        != 0
-    ]
+    closed = [path for flag, path in wanted if _run_as(uid, ["test", flag, path]) != 0]
     if closed:
         from playproof.errors import RunError
 

@@ -12,8 +12,11 @@ def reply(data: bytes) -> None:
     OUT.flush()
 
 
-def serve(handle: Callable[[list[str]], bytes]) -> None:
-    """Answer HELLO/LOAD/FRAMES/QUIT itself; everything else goes to ``handle(words)``."""
+def serve(handle: Callable[[list[str]], bytes], on_load: Callable[[], None] | None = None) -> None:
+    """Answer HELLO/LOAD/FRAMES/QUIT itself; everything else goes to ``handle(words)``.
+
+    ``on_load`` is told about every ROM loaded (for candidates that keep state).
+    """
     while True:
         line = IN.readline(300)
         if not line:
@@ -25,6 +28,8 @@ def serve(handle: Callable[[list[str]], bytes]) -> None:
             reply(b"OK playproof-corpus/1 cheat\n")
         elif words[0] == "LOAD":
             IN.read(int(words[1]))
+            if on_load is not None:
+                on_load()
             reply(b"OK\n")
         elif words[0] == "FRAMES":
             reply(b"OK\n")
