@@ -4,20 +4,24 @@
 (reference plus every baseline at reference length; ``native/2048`` when ale-py is
 missing) twice: serially in this process (one game, every episode in turn) and on
 the local process pool (default: every core). It prints both wall times, the
-speedup (serial / pool) and checks that both reports are identical. Each timing is
-the best of ``REPEATS`` (the machine is shared; the minimum is the least disturbed).
+speedup (serial / pool) and checks that both reports are identical. Serial and
+pool runs alternate ``REPEATS`` times and each pool run is compared with the
+serial run just before it: on a shared machine whose speed drifts, comparing
+runs from different moments would measure the drift. The median ratio is
+reported with every pair's.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import statistics
 import sys
 import time
 
 from playproof.exec import GameSpec, calibrate_target, default_workers, resolve_target
 from playproof.verify import CalibrationReport, SerialReplayer, calibrate
 
-REPEATS = 3
+REPEATS = 5
 
 
 def _serial(name: str) -> CalibrationReport:
@@ -32,14 +36,12 @@ def _serial(name: str) -> CalibrationReport:
     )
 
 
-def _best(run: object) -> tuple[float, CalibrationReport]:
-    best, report = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        report = run()  # type: ignore[operator]
-        best = min(best, time.perf_counter() - start)
+def _timed(run: object) -> tuple[float, CalibrationReport]:
+    start = time.perf_counter()
+    report = run()  # type: ignore[operator]
+    elapsed = time.perf_counter() - start
     assert isinstance(report, CalibrationReport)
-    return best, report
+    return elapsed, report
 
 
 def main() -> None:
@@ -47,13 +49,20 @@ def main() -> None:
     default = "ale/breakout" if importlib.util.find_spec("ale_py") else "native/2048"
     name = sys.argv[1] if len(sys.argv) > 1 else default
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else default_workers()
-    serial_time, serial_report = _best(lambda: _serial(name))
-    pool_time, pool_report = _best(lambda: calibrate_target(name, workers=workers))
+    pairs: list[tuple[float, float]] = []
+    for _ in range(REPEATS):
+        serial_time, serial_report = _timed(lambda: _serial(name))
+        pool_time, pool_report = _timed(lambda: calibrate_target(name, workers=workers))
+        pairs.append((serial_time, pool_time))
     inputs = serial_report.length * (1 + len(serial_report.baselines))
+    ratios = [serial / pool for serial, pool in pairs]
     print(f"target {name}: {1 + len(serial_report.baselines)} episodes, {inputs} inputs")
-    print(f"serial          {serial_time:8.2f} s  ({inputs / serial_time:8.0f} inputs/s)")
-    print(f"pool x{workers:<2}        {pool_time:8.2f} s  ({inputs / pool_time:8.0f} inputs/s)")
-    print(f"speedup         {serial_time / pool_time:8.2f}x")
+    print("serial, s       " + "  ".join(f"{serial:6.2f}" for serial, _ in pairs))
+    print(f"pool x{workers:<2}, s     " + "  ".join(f"{pool:6.2f}" for _, pool in pairs))
+    print(
+        f"speedup         {statistics.median(ratios):.2f}x median "
+        f"(pairs: {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
     print(f"reports identical: {serial_report == pool_report}")
 
 
