@@ -1,4 +1,5 @@
-"""The base of every emulator adapter's options: strict, frozen, parsed from JSON."""
+"""What the emulator adapters share: strict options parsed from JSON, the platform they
+declare, and the seed range they accept."""
 
 from __future__ import annotations
 
@@ -7,9 +8,25 @@ from typing import ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from playproof.core.canonical import canonical_json
+from playproof.core.game import MAX_SEED, Platform, VerificationMode
 from playproof.errors import FormatError, TargetError
 
-__all__ = ["AdapterOptions"]
+__all__ = ["AdapterOptions", "check_seed", "replay_platform"]
+
+
+def replay_platform(family: str, *, images: bool) -> Platform:
+    """An emulator platform verified by replay, with checkpoints, and images when shown."""
+    return Platform(
+        family=family,
+        modes=(VerificationMode.REPLAY,),
+        capabilities=("checkpoint", "images") if images else ("checkpoint",),
+    )
+
+
+def check_seed(seed: int) -> None:
+    """TargetError unless ``seed`` is in ``0..MAX_SEED``."""
+    if not 0 <= seed <= MAX_SEED:
+        raise TargetError(f"seed {seed} is outside 0..{MAX_SEED}")
 
 
 class AdapterOptions(BaseModel):

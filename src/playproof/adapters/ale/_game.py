@@ -15,16 +15,14 @@ import numpy as np
 from ale_py import ALEInterface, ALEState, LoggerMode, roms
 
 from playproof.adapters.ale._options import RAM_SIZE, AleOptions
+from playproof.adapters.options import check_seed, replay_platform
 from playproof.adapters.screen import frame_hash, png_image, shade_text
 from playproof.adapters.sealed import seal, unseal
 from playproof.core.canonical import digest, sha256_hex
 from playproof.core.evidence import Evidence
 from playproof.core.game import (
-    MAX_SEED,
     BuildIdentity,
     GameDescriptor,
-    Platform,
-    VerificationMode,
 )
 from playproof.core.observation import Observation
 from playproof.errors import CheckpointError, TargetError
@@ -108,11 +106,7 @@ class AleGame:
             build=BuildIdentity(
                 id=f"ale-py-{ale_py.__version__}/{options.rom}", digest=digest(identity)
             ),
-            platform=Platform(
-                family="ale",
-                modes=(VerificationMode.REPLAY,),
-                capabilities=("checkpoint", "images") if options.image_scale else ("checkpoint",),
-            ),
+            platform=replay_platform("ale", images=bool(options.image_scale)),
         )
 
     def _load(self, seed: int) -> None:
@@ -140,8 +134,7 @@ class AleGame:
 
     def reset(self, seed: int) -> None:
         """Reload the ROM with ALE's random seed fixed by ``seed``."""
-        if not 0 <= seed <= MAX_SEED:
-            raise TargetError(f"seed {seed} is outside 0..{MAX_SEED}")
+        check_seed(seed)
         self._load(seed)
         self._score = 0
         self._over = self._ale.game_over()

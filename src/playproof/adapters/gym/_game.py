@@ -28,18 +28,16 @@ from playproof.adapters.gym._evidence import (
 )
 from playproof.adapters.gym._names import action_names
 from playproof.adapters.gym._options import GymOptions
+from playproof.adapters.options import check_seed, replay_platform
 from playproof.adapters.screen import png_image, shade_text
 from playproof.adapters.sealed import seal, unseal
 from playproof.core.canonical import canonical_json, digest, parse_json
 from playproof.core.contract import Contract
 from playproof.core.evidence import Evidence
 from playproof.core.game import (
-    MAX_SEED,
     BuildIdentity,
     GameDescriptor,
-    Platform,
     ReplayResult,
-    VerificationMode,
 )
 from playproof.core.observation import Image, Observation
 from playproof.core.tracker import MilestoneTracker
@@ -157,11 +155,7 @@ class GymGame:
             build=BuildIdentity(
                 id=f"gymnasium-{gymnasium.__version__}/{env_id}"[:128], digest=digest(identity)
             ),
-            platform=Platform(
-                family="gym",
-                modes=(VerificationMode.REPLAY,),
-                capabilities=("checkpoint", "images") if options.image_scale else ("checkpoint",),
-            ),
+            platform=replay_platform("gym", images=bool(options.image_scale)),
         )
         self.reset(0)
 
@@ -172,8 +166,7 @@ class GymGame:
 
     def reset(self, seed: int) -> None:
         """``env.reset(seed=seed)``; the seed must fix the trajectory (``assert_reproducible``)."""
-        if not 0 <= seed <= MAX_SEED:
-            raise TargetError(f"seed {seed} is outside 0..{MAX_SEED}")
+        check_seed(seed)
         self._obs, info = self._env.reset(seed=seed)
         self._info: Mapping[str, Any] = info
         self._seed = seed

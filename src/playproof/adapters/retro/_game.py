@@ -12,6 +12,7 @@ import numpy as np
 import stable_retro
 import stable_retro.data
 
+from playproof.adapters.options import check_seed, replay_platform
 from playproof.adapters.retro._options import RetroOptions
 from playproof.adapters.retro._pad import pad_words
 from playproof.adapters.screen import frame_hash, png_image, shade_text
@@ -19,11 +20,8 @@ from playproof.adapters.sealed import seal, unseal
 from playproof.core.canonical import digest
 from playproof.core.evidence import Evidence
 from playproof.core.game import (
-    MAX_SEED,
     BuildIdentity,
     GameDescriptor,
-    Platform,
-    VerificationMode,
 )
 from playproof.core.observation import Observation
 from playproof.errors import CheckpointError, TargetError
@@ -123,11 +121,7 @@ class RetroGame:
                 id=f"stable-retro-{metadata.version('stable-retro')}/{options.game}"[:128],
                 digest=digest(identity),
             ),
-            platform=Platform(
-                family="retro",
-                modes=(VerificationMode.REPLAY,),
-                capabilities=("checkpoint", "images") if options.image_scale else ("checkpoint",),
-            ),
+            platform=replay_platform("retro", images=bool(options.image_scale)),
         )
         self.reset(0)
 
@@ -138,8 +132,7 @@ class RetroGame:
 
     def reset(self, seed: int) -> None:
         """Load the integration's start state; the emulator has no randomness a seed could fix."""
-        if not 0 <= seed <= MAX_SEED:
-            raise TargetError(f"seed {seed} is outside 0..{MAX_SEED}")
+        check_seed(seed)
         self._env.reset(seed=seed)
         self._frames = 0
         self._over = bool(self._data.is_done())
