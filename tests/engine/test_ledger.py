@@ -83,6 +83,11 @@ TAMPERING: list[tuple[str, Edit, str]] = [
     ("dropped last segment", lambda d: d["segments"].pop(), "do not cover the decisions"),
     ("reordered decisions", _swap, "reordered"),
     ("decision without latency", _drop_latency, "every decision has all three"),
+    (
+        "oversized input",  # within the character bound, over the byte bound
+        lambda d: d["decisions"]["inputs"].__setitem__(2, "\U0001f600" * 16385),
+        "turn 3 has an input over 65536 bytes",
+    ),
     ("dropped decision", lambda d: [c.pop() for c in d["decisions"].values()], "do not cover"),
     ("verified list", lambda d: d.update(verified=[]), "verified milestones"),
     ("actor", lambda d: d["actor"].update(id="someone-else"), "actor"),

@@ -31,6 +31,7 @@ __all__ = [
     "canonical_decision",
     "chain_head",
     "genesis_hash",
+    "input_too_large",
     "link_hash",
 ]
 
@@ -61,6 +62,13 @@ def _number(value: float) -> str:
     elif 1e-4 <= magnitude < 1e16:
         return repr(value)
     return canonical_json(value).decode("ascii")
+
+
+def input_too_large(word: str) -> bool:
+    """True when ``word`` is over MAX_INPUT_BYTES in UTF-8 (short words are never encoded)."""
+    # A character is at most 4 UTF-8 bytes, so short inputs need no encoding
+    # (records and ledgers are checked in batches of millions of decisions).
+    return len(word) > _SURELY_BOUNDED and len(word.encode("utf-8")) > MAX_INPUT_BYTES
 
 
 def canonical_decision(turn: int, word: str, cost_usd: float | None) -> bytes:
@@ -95,9 +103,7 @@ class Decision(BaseModel):
     @field_validator("input")
     @classmethod
     def _bounded_input(cls, value: str) -> str:
-        # A character is at most 4 UTF-8 bytes, so short inputs need no encoding
-        # (records are validated in batches of millions of decisions).
-        if len(value) > _SURELY_BOUNDED and len(value.encode("utf-8")) > MAX_INPUT_BYTES:
+        if input_too_large(value):
             raise ValueError(f"input is over {MAX_INPUT_BYTES} bytes")
         return value
 

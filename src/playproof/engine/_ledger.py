@@ -28,7 +28,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from playproof.core.canonical import canonical_strings, parse_json
-from playproof.core.chain import MAX_INPUT_BYTES, ChainLinker, Decision, genesis_hash
+from playproof.core.chain import (
+    MAX_INPUT_BYTES,
+    ChainLinker,
+    Decision,
+    genesis_hash,
+    input_too_large,
+)
 from playproof.core.game import MAX_SEED
 from playproof.core.record import Actor, ClaimedMilestone, Limits, StopReason, TargetPin
 from playproof.errors import FormatError, LedgerError
@@ -434,11 +440,7 @@ def _limit_problems(ledger: Ledger) -> list[str]:
                 break
             spent += cost
     oversized = next(
-        (
-            turn
-            for turn, word in enumerate(ledger.decisions.inputs, start=1)
-            if len(word) > MAX_INPUT_BYTES // 4 and len(word.encode("utf-8")) > MAX_INPUT_BYTES
-        ),
+        (t for t, word in enumerate(ledger.decisions.inputs, start=1) if input_too_large(word)),
         None,
     )
     if oversized is not None:
