@@ -43,14 +43,6 @@ class Subset:
     roms: Path
 
 
-def blargg_available() -> bool:
-    """True when the shared Blargg ROMs are present."""
-    return (shipped_paths("blargg")[2] / "SHA256SUMS").exists()
-
-
-needs_roms = pytest.mark.skipif(not blargg_available(), reason="shared Blargg ROMs not present")
-
-
 @pytest.fixture(scope="session")
 def shipped() -> tuple[CorpusManifest, CorpusAnswers, Path]:
     manifest_path, answers_path, roms = shipped_paths("blargg")
@@ -91,8 +83,6 @@ def make_subset(folder: Path, shipped: tuple[CorpusManifest, CorpusAnswers, Path
 
 @pytest.fixture
 def subset(tmp_path: Path, shipped: tuple[CorpusManifest, CorpusAnswers, Path]) -> Subset:
-    if not blargg_available():
-        pytest.skip("shared Blargg ROMs not present")
     return make_subset(tmp_path, shipped)
 
 

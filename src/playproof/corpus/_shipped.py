@@ -1,15 +1,27 @@
-"""Where shipped corpora live: manifests and answers in the package, ROMs in the shared folder."""
+"""Corpora that ship inside the package, under ``playproof/corpus/data/<name>/``.
+
+Each corpus folder keeps the upstream files unchanged in ``roms/``: the ROMs,
+the licence and readme, ``SOURCE.md`` (where the files come from) and
+``SHA256SUMS`` (whose paths are relative to ``roms/``). A corpus playproof can
+grade also has ``manifest.json`` and ``answers.json`` beside ``roms/``.
+Nothing outside the installed package is read.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-__all__ = ["SHIPPED", "project_root", "shared_dir", "shipped_paths"]
+from playproof.errors import TargetError
 
+__all__ = ["CORPORA", "DATA", "SHIPPED", "corpus_dir", "project_root", "shipped_paths"]
+
+CORPORA = ("blargg", "chip8", "dmg-acid2", "mooneye")
+"""Corpora whose files (ROMs, licence, ``SOURCE.md``, ``SHA256SUMS``) ship with playproof."""
 SHIPPED = ("blargg",)
-"""Corpora whose manifest and answers ship with playproof."""
-_DATA = Path(__file__).parent / "data"
+"""Corpora whose manifest and answers ship too, so ``playproof grade`` can use them by name."""
+DATA = Path(__file__).parent / "data"
+"""The package folder that holds every shipped corpus."""
+ROMS_FOLDER = "roms"
 
 
 def project_root() -> Path:
@@ -17,17 +29,23 @@ def project_root() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
-def shared_dir() -> Path:
-    """``$PLAYPROOF_SHARED``, else ``<project root>/../shared``."""
-    configured = os.environ.get("PLAYPROOF_SHARED")
-    return Path(configured) if configured else project_root().parent / "shared"
+def corpus_dir(name: str) -> Path:
+    """The folder of the shipped corpus ``name``: its files and their ``SHA256SUMS``.
+
+    >>> corpus_dir("mooneye").relative_to(DATA).as_posix()
+    'mooneye/roms'
+    """
+    if name not in CORPORA:
+        raise TargetError(f"no shipped corpus {name!r}; shipped: {', '.join(CORPORA)}")
+    return DATA / name / ROMS_FOLDER
 
 
 def shipped_paths(name: str) -> tuple[Path, Path, Path]:
-    """(manifest, answers, ROM folder) of the shipped corpus ``name``."""
+    """(manifest, answers, ROM folder) of the gradable shipped corpus ``name``."""
     if name not in SHIPPED:
-        from playproof.errors import TargetError
-
-        raise TargetError(f"no shipped corpus {name!r}; shipped: {', '.join(SHIPPED)}")
-    folder = _DATA / name
-    return folder / "manifest.json", folder / "answers.json", shared_dir() / "corpora" / name
+        raise TargetError(
+            f"no gradable shipped corpus {name!r}; gradable: {', '.join(SHIPPED)} "
+            "(or give a manifest, answers file and ROM folder of your own)"
+        )
+    folder = DATA / name
+    return folder / "manifest.json", folder / "answers.json", corpus_dir(name)

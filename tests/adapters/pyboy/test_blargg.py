@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from playproof.adapters.pyboy import SHARED_ENV, corpus_rom, make_game, shared_root
+import playproof
+from playproof.adapters.pyboy import checked_rom, corpus_rom, make_game
 from playproof.errors import TargetError
 
 ROMS = (
@@ -59,26 +60,34 @@ def test_the_rom_path_does_not_enter_the_build_digest(tmp_path: Path) -> None:
     assert digests[0] == digests[1]
 
 
-def test_corpus_files_are_checked_against_sha256sums(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "corpora" / "blargg"
-    folder.mkdir(parents=True)
-    real = shared_root() / "corpora" / "blargg" / "halt_bug.gb"
+def test_corpus_files_are_checked_against_sha256sums(tmp_path: Path) -> None:
+    real = corpus_rom("blargg", "halt_bug.gb")
     data = bytearray(real.read_bytes())
     data[-1] ^= 0xFF
-    (folder / "halt_bug.gb").write_bytes(bytes(data))
-    (folder / "SHA256SUMS").write_text(
-        (shared_root() / "corpora" / "blargg" / "SHA256SUMS").read_text()
-    )
-    monkeypatch.setenv(SHARED_ENV, str(tmp_path))
+    (tmp_path / "halt_bug.gb").write_bytes(bytes(data))
+    shutil.copyfile(real.parent / "SHA256SUMS", tmp_path / "SHA256SUMS")
     with pytest.raises(TargetError, match="SHA256SUMS says"):
-        corpus_rom("blargg", "halt_bug.gb")
+        checked_rom(tmp_path, "halt_bug.gb")
     with pytest.raises(TargetError, match="not listed"):
-        corpus_rom("blargg", "missing.gb")
-    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(TargetError, match=SHARED_ENV):
-        shared_root()
+        checked_rom(tmp_path, "missing.gb")
+    with pytest.raises(TargetError, match="not listed"):
+        corpus_rom("blargg", "../manifest.json")
+
+
+def test_corpus_roms_resolve_inside_the_installed_package() -> None:
+    package = Path(playproof.__file__).resolve().parent
+    for corpus, relative in (
+        ("blargg", "cpu_instrs/individual/01-special.gb"),
+        ("mooneye", "acceptance/di_timing-GS.gb"),
+        ("dmg-acid2", "dmg-acid2.gb"),
+    ):
+        path = corpus_rom(corpus, relative).resolve()
+        assert path.is_relative_to(package / "corpus" / "data" / corpus)
+
+
+def test_an_unknown_corpus_is_a_target_error_naming_the_shipped_ones() -> None:
+    with pytest.raises(TargetError, match="shipped: blargg, chip8, dmg-acid2, mooneye"):
+        corpus_rom("nowhere", "halt_bug.gb")
 
 
 def test_missing_rom_file_is_a_target_error(tmp_path: Path) -> None:

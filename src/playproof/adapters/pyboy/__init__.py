@@ -14,19 +14,18 @@ from pydantic import ValidationError
 
 from playproof.adapters.pyboy._game import ADAPTER_VERSION, VOCABULARY, PyBoyGame
 from playproof.adapters.pyboy._options import Channel, PyBoyOptions
-from playproof.adapters.pyboy._roms import SHARED_ENV, corpus_rom, shared_root
+from playproof.adapters.pyboy._roms import checked_rom, corpus_rom
 from playproof.errors import TargetError
 
 __all__ = [
     "ADAPTER_VERSION",
-    "SHARED_ENV",
     "VOCABULARY",
     "Channel",
     "PyBoyGame",
     "PyBoyOptions",
+    "checked_rom",
     "corpus_rom",
     "make_game",
-    "shared_root",
 ]
 
 

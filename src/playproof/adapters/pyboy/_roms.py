@@ -1,13 +1,11 @@
-"""Finding and reading ROMs: the bundled pp-collect and files of the shared corpus.
+"""Finding and reading ROMs: the bundled pp-collect and the corpora shipped with playproof.
 
-The shared folder is ``$PLAYPROOF_SHARED`` or ``<project root>/../shared``;
-corpus files are checked against the folder's ``SHA256SUMS`` before use.
+A corpus file is checked against its folder's ``SHA256SUMS`` before use.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from playproof._bounded import read_bounded
@@ -17,19 +15,15 @@ __all__ = [
     "BUNDLED",
     "MAX_ROM_BYTES",
     "MAX_SUMS_BYTES",
-    "SHARED_ENV",
+    "checked_rom",
     "corpus_rom",
     "read_rom",
-    "shared_root",
 ]
 
 MAX_ROM_BYTES = 8 << 20
 """The largest Game Boy ROM (MBC5) is 8 MiB."""
 MAX_SUMS_BYTES = 1 << 20
-SHARED_ENV = "PLAYPROOF_SHARED"
 BUNDLED = {"pp-collect": Path(__file__).parent / "rom" / "pp_collect.gb"}
-# src/playproof/adapters/pyboy/_roms.py -> the project root is four folders up.
-_PROJECT_ROOT = Path(__file__).resolve().parents[4]
 
 
 def read_rom(path: Path) -> bytes:
@@ -38,15 +32,6 @@ def read_rom(path: Path) -> bytes:
     if len(data) < 0x150:
         raise TargetError(f"ROM {path} is {len(data)} bytes, too small to hold a header")
     return data
-
-
-def shared_root() -> Path:
-    """The shared folder (``$PLAYPROOF_SHARED`` or ``../shared`` next to the project)."""
-    configured = os.environ.get(SHARED_ENV)
-    root = Path(configured) if configured else _PROJECT_ROOT.parent / "shared"
-    if not root.is_dir():
-        raise TargetError(f"shared folder {root} does not exist; set {SHARED_ENV}")
-    return root
 
 
 def _expected_sum(folder: Path, relative: str) -> str:
@@ -65,9 +50,8 @@ def _expected_sum(folder: Path, relative: str) -> str:
     raise TargetError(f"{relative} is not listed in {sums}")
 
 
-def corpus_rom(corpus: str, relative: str) -> Path:
-    """The path of ``relative`` inside ``shared/corpora/<corpus>``, verified against SHA256SUMS."""
-    folder = shared_root() / "corpora" / corpus
+def checked_rom(folder: Path, relative: str) -> Path:
+    """The path of ``relative`` inside ``folder``, verified against ``folder/SHA256SUMS``."""
     path = folder / relative
     expected = _expected_sum(folder, relative)
     actual = hashlib.sha256(read_rom(path)).hexdigest()
@@ -76,3 +60,15 @@ def corpus_rom(corpus: str, relative: str) -> Path:
             f"{path} has SHA-256 {actual[:16]}..., SHA256SUMS says {expected[:16]}..."
         )
     return path
+
+
+def corpus_rom(corpus: str, relative: str) -> Path:
+    """The path of ``relative`` in the shipped corpus ``corpus``, verified against its SHA256SUMS.
+
+    >>> corpus_rom("blargg", "halt_bug.gb").name
+    'halt_bug.gb'
+    """
+    # Imported here so a PyBoy worker never loads the corpus package it does not use.
+    from playproof.corpus._shipped import corpus_dir
+
+    return checked_rom(corpus_dir(corpus), relative)
