@@ -28,6 +28,7 @@ from playproof.core.replay import replay
 from playproof.drivers import BaselineDriver
 from playproof.engine import EpisodeConfig, load_ledger, run_campaign
 from playproof.errors import TargetError
+from playproof.sign import SigningKey
 from playproof.targets import Target, get_target
 
 
@@ -62,6 +63,7 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
     config = EpisodeConfig(max_turns=decisions + 1, stop_at_game_over=False, history=32)
     scratch = tempfile.TemporaryDirectory(prefix="bench-campaign-")
     path = Path(scratch.name) / "ledger.json"
+    key = SigningKey.generate()
     game = target.open(worker=worker)
     try:
         asyncio.run(
@@ -72,10 +74,11 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
                 config,
                 segment_turns=decisions,
                 ledger=path,
+                ledger_key=key,
                 segments=1,
             )
         )
-        ledger = load_ledger(path)
+        ledger = load_ledger(path, key.verifying_key)
         inputs = list(ledger.decisions.inputs)
         # Reported, not timed: after game over every input is a no-op, so the
         # share of the log that really plays sets how big the replay is.
@@ -94,12 +97,13 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
                     config,
                     segment_turns=decisions,
                     ledger=path,
+                    ledger_key=key,
                     segments=0,
                 )
             )
 
         def load_only() -> None:
-            load_ledger(path)
+            load_ledger(path, key.verifying_key)
 
         clock = time.process_time if worker is False else time.perf_counter
         times = _best_interleaved(

@@ -59,3 +59,25 @@ def test_a_steering_file_that_says_stop_ends_the_campaign(tmp_path: Path) -> Non
     assert info["status"] == "finished"
     assert info["stop_reason"] == "stopped"
     assert info["turns"] == 10
+
+
+def test_resume_refuses_a_ledger_of_another_key_or_an_edited_one(tmp_path: Path) -> None:
+    args = [
+        "campaign", "native/2048", "--agent", "baseline:round-robin", "--segment-turns", "10",
+        "--ledger", "l.json", "--max-turns", "100", "--segments", "1",
+    ]  # fmt: skip
+    cli(*args, "--key-dir", "keys", cwd=tmp_path)
+    other = subprocess.run(
+        [*EXE, *args, "--key-dir", "other-keys"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert other.returncode != 0
+    assert "signed by key" in other.stdout + other.stderr
+    ledger = tmp_path / "l.json"
+    ledger.write_bytes(ledger.read_bytes().replace(b'"latencies_ms":[', b'"latencies_ms":[1', 1))
+    edited = subprocess.run(
+        [*EXE, *args, "--key-dir", "keys"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert edited.returncode != 0
+    assert "signature does not verify" in edited.stdout + edited.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaigns import CONTRACT, Walker, campaign, continuous, same_run
+from campaigns import CONTRACT, KEY, Walker, campaign, continuous, resign, same_run
 from toygame import ToyGame
 
 from playproof.core.agent import Action, DecisionContext, HistoryEntry
@@ -45,7 +45,7 @@ def test_segments_resumed_one_call_at_a_time_equal_one_episode(
     assert result.record is not None
     same_run(result.record, continuous(Walker()))
     assert attest(result.record, ToyGame(), CONTRACT).clean
-    ledger = load_ledger(path)
+    ledger = load_ledger(path, KEY.verifying_key)
     assert [s.index for s in ledger.segments] == list(range(calls))
     assert ledger.finished
     # A finished ledger gives back the same record without playing.
@@ -59,12 +59,13 @@ import asyncio, json, sys
 from pathlib import Path
 from playproof.drivers import BaselineDriver
 from playproof.engine import EpisodeConfig, run_campaign
+from playproof.sign import SigningKey
 from playproof.targets import get_target
 target = get_target("native/2048")
 config = EpisodeConfig(seed=5, budget_usd=None, max_turns=250, target_name=target.name)
 result = asyncio.run(run_campaign(target.open(), target.contract,
     BaselineDriver("random-walk", seed=3), config, segment_turns=60,
-    ledger=Path(sys.argv[1]), segments=1))
+    ledger=Path(sys.argv[1]), ledger_key=SigningKey.load(sys.argv[2]), segments=1))
 print(json.dumps({"status": result.status,
     "record": result.record.to_json() if result.record else None}))
 """
@@ -75,10 +76,11 @@ def test_separate_processes_per_segment_equal_one_continuous_episode(tmp_path: P
 
     target = get_target("native/2048")
     path = tmp_path / "ledger.json"
+    key_file = KEY.save(tmp_path / "key.pem")
     outputs = []
     for _ in range(8):
         done = subprocess.run(
-            [sys.executable, "-c", SEGMENT_SCRIPT, str(path)],
+            [sys.executable, "-c", SEGMENT_SCRIPT, str(path), str(key_file)],
             capture_output=True,
             text=True,
             timeout=120,
@@ -153,7 +155,7 @@ def test_a_hook_can_stop_the_campaign(tmp_path: Path, who: str) -> None:
     assert result.record is not None
     assert result.record.stop_reason is StopReason.STOPPED
     assert len(result.record.decisions) == 14
-    ledger = load_ledger(tmp_path / "l.json")
+    ledger = load_ledger(tmp_path / "l.json", KEY.verifying_key)
     assert ledger.segments[-1].stopped_by == who
     assert attest(result.record, ToyGame(), CONTRACT).clean
 
@@ -173,7 +175,7 @@ def test_invalid_analyst_answers_are_typed_errors(tmp_path: Path, answer: Any) -
     with pytest.raises(HookError, match="analyst"):
         campaign(Walker(), tmp_path / "l.json", analyst=lambda report: answer)
     # The segment played before the bad answer is saved.
-    assert len(load_ledger(tmp_path / "l.json").decisions) == 7
+    assert len(load_ledger(tmp_path / "l.json", KEY.verifying_key).decisions) == 7
 
 
 def test_invalid_steering_answers_and_failing_hooks_are_typed_errors(tmp_path: Path) -> None:
@@ -204,7 +206,7 @@ def test_cancellation_mid_segment_saves_and_resumes(tmp_path: Path) -> None:
     first = campaign(Cancelling(), path, cancel=cancel)
     assert first.status == "interrupted"
     assert first.record is None
-    ledger = load_ledger(path)
+    ledger = load_ledger(path, KEY.verifying_key)
     assert len(ledger.decisions) == 10
     assert ledger.segments[-1].status is SegmentStatus.INTERRUPTED
     assert (ledger.segments[-1].first_turn, ledger.segments[-1].last_turn) == (8, 10)
@@ -217,7 +219,7 @@ def test_ctrl_c_mid_segment_saves_the_decisions_taken(tmp_path: Path) -> None:
     path = tmp_path / "l.json"
     with pytest.raises(KeyboardInterrupt):
         campaign(Walker(interrupt_at=12), path)
-    ledger = load_ledger(path)
+    ledger = load_ledger(path, KEY.verifying_key)
     assert len(ledger.decisions) == 11
     assert ledger.segments[-1].status is SegmentStatus.INTERRUPTED
     rest = campaign(Walker(), path)
@@ -230,7 +232,7 @@ def test_budget_zero_plays_nothing_and_records_no_segment(tmp_path: Path) -> Non
     assert result.record is not None
     assert result.record.decisions == ()
     assert result.record.stop_reason is StopReason.BUDGET
-    ledger = load_ledger(tmp_path / "l.json")
+    ledger = load_ledger(tmp_path / "l.json", KEY.verifying_key)
     assert ledger.segments == ()
     assert ledger.finished
 
@@ -270,7 +272,14 @@ def test_resume_through_a_worker_batch_replay_equals_one_episode(tmp_path: Path)
             assert isinstance(game, BatchReplaying)
             result = asyncio.run(
                 run_campaign(
-                    game, CONTRACT, Walker(), config, segment_turns=7, ledger=path, segments=1
+                    game,
+                    CONTRACT,
+                    Walker(),
+                    config,
+                    segment_turns=7,
+                    ledger=path,
+                    ledger_key=KEY,
+                    segments=1,
                 )
             )
         results.append(result)
@@ -290,14 +299,25 @@ def test_a_tampered_ledger_is_refused_while_a_worker_replays(tmp_path: Path) -> 
     path = tmp_path / "ledger.json"
     config = EpisodeConfig(max_turns=30, history=3)
     campaign(Walker(), path, segments=2)
-    data = json.loads(path.read_text())
-    data["decisions"]["costs_usd"][2] = 0.5
-    path.write_text(json.dumps(data))
+
+    def cost(body: bytes) -> bytes:  # signed again, so only the content check can catch it
+        data = json.loads(body)
+        data["decisions"]["costs_usd"][2] = 0.5
+        return json.dumps(data).encode()
+
+    resign(path, cost)
     with WorkerGame("toygame:make_game", env={"PYTHONPATH": support}) as game:
         with pytest.raises(LedgerError, match="a cost was edited"):
             asyncio.run(
                 run_campaign(
-                    game, CONTRACT, Walker(), config, segment_turns=7, ledger=path, segments=1
+                    game,
+                    CONTRACT,
+                    Walker(),
+                    config,
+                    segment_turns=7,
+                    ledger=path,
+                    ledger_key=KEY,
+                    segments=1,
                 )
             )
         game.reset(0)  # the worker is still usable

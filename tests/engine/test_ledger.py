@@ -1,4 +1,9 @@
-"""The campaign ledger: atomic saves, loading, and rejection of every inconsistency."""
+"""The campaign ledger: atomic signed saves, loading, and rejection of every inconsistency.
+
+Most tamperings here are signed again with the campaign's key, so they reach
+the ledger's own consistency checks (tests/adversarial/test_ledger.py covers
+edits that the signature refuses).
+"""
 
 import asyncio
 import json
@@ -15,14 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaigns import CONTRACT, Walker, campaign, continuous
+from campaigns import CONTRACT, KEY, Walker, campaign, resign, signed_file
 from hypothesis import given
 from hypothesis import strategies as st
 from toygame import ToyGame
 
-from playproof.core.chain import canonical_decision, genesis_hash, link_hash
 from playproof.core.record import ClaimedMilestone
-from playproof.core.replay import replay
 from playproof.engine import (
     EpisodeConfig,
     Ledger,
@@ -30,10 +33,10 @@ from playproof.engine import (
     run_campaign,
     save_ledger,
 )
-from playproof.engine._ledger import inputs_digest
 from playproof.errors import LedgerError
 
 Edit = Callable[[dict[str, Any]], None]
+TRUSTED = KEY.verifying_key
 
 
 @pytest.fixture
@@ -45,9 +48,14 @@ def saved(tmp_path: Path) -> Path:
 
 
 def edit(path: Path, change: Edit) -> None:
-    data = json.loads(path.read_text())
-    change(data)
-    path.write_text(json.dumps(data))
+    """Apply ``change`` to the ledger's JSON and sign it again (what only the key's holder can)."""
+
+    def rewrite(body: bytes) -> bytes:
+        data = json.loads(body)
+        change(data)
+        return json.dumps(data).encode()
+
+    resign(path, rewrite)
 
 
 def _input(d: dict[str, Any]) -> None:
@@ -105,50 +113,29 @@ def test_every_tampering_is_rejected_by_name(
 
 def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(LedgerError, match="does not exist"):
-        load_ledger(tmp_path / "nope.json")
+        load_ledger(tmp_path / "nope.json", TRUSTED)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(LedgerError, match="not valid JSON"):
-        load_ledger(bad)
-    bad.write_text('{"schema": "playproof/ledger/v2"}')
+        load_ledger(bad, TRUSTED)
+    bad.write_bytes(signed_file(b'{"schema":"playproof/ledger/v3"}'))
     with pytest.raises(LedgerError, match="not a playproof ledger"):
-        load_ledger(bad)
+        load_ledger(bad, TRUSTED)
+    bad.write_text('{"schema": "playproof/ledger/v3"}')
+    with pytest.raises(LedgerError, match="carries no signature"):
+        load_ledger(bad, TRUSTED)
     bad.write_text('{"schema": "playproof/ledger/v1", "decisions": []}')
     with pytest.raises(LedgerError, match="format is playproof/ledger/v1, this playproof reads"):
-        load_ledger(bad)
+        load_ledger(bad, TRUSTED)
     bad.write_text('{"a": 1, "a": 2}')
     with pytest.raises(LedgerError, match="repeats the key"):
-        load_ledger(bad)
-
-
-def test_a_consistently_rewritten_ledger_resumes_as_a_different_run(saved: Path) -> None:
-    ledger = load_ledger(saved)
-    data = ledger.model_dump(mode="json", by_alias=True)
-    inputs, costs = data["decisions"]["inputs"], data["decisions"]["costs_usd"]
-    inputs[3] = "wait" if inputs[3] != "wait" else "dec"
-    head = genesis_hash(
-        ledger.target.game_id, ledger.target.build_digest, ledger.target.contract_hash, seed=0
-    )
-    for segment in data["segments"]:
-        first, last = segment["first_turn"], segment["last_turn"]
-        segment["inputs_digest"] = inputs_digest(inputs[first - 1 : last])
-        for turn in range(first, last + 1):
-            decision = canonical_decision(turn, inputs[turn - 1], costs[turn - 1])
-            head = link_hash(head, decision)
-        segment["chain_head"] = head
-    data["chain_head"] = head
-    replayed = replay(ToyGame(), 0, inputs, CONTRACT)
-    data["verified"] = [{"id": p.id, "turn": p.turn} for p in replayed.verified]
-    saved.write_text(json.dumps(data))
-    result = campaign(Walker(), saved)
-    assert result.record is not None
-    assert result.record.chain_head != continuous(Walker()).chain_head
+        load_ledger(bad, TRUSTED)
 
 
 def test_save_load_round_trip_and_no_stray_temporary_files(saved: Path) -> None:
-    ledger = load_ledger(saved)
-    again = save_ledger(ledger, saved.parent / "copy.json")
-    assert load_ledger(again) == ledger
+    ledger = load_ledger(saved, TRUSTED)
+    again = save_ledger(ledger, saved.parent / "copy.json", KEY)
+    assert load_ledger(again, TRUSTED) == ledger
     assert sorted(p.name for p in saved.parent.iterdir()) == ["copy.json", "ledger.json"]
     assert isinstance(ledger.verified[0], ClaimedMilestone)
     assert "decisions=21" in repr(ledger)
@@ -157,7 +144,7 @@ def test_save_load_round_trip_and_no_stray_temporary_files(saved: Path) -> None:
 def test_hook_answers_after_unknown_segments_are_rejected(saved: Path) -> None:
     edit(saved, lambda d: d.update(steering=[{"segment": 9, "steer": {"note": "x"}}]))
     with pytest.raises(LedgerError, match="segment 9, which does not exist"):
-        load_ledger(saved)
+        load_ledger(saved, TRUSTED)
 
 
 SAVER = """
@@ -165,13 +152,15 @@ import asyncio, sys
 from pathlib import Path
 from playproof.drivers import BaselineDriver
 from playproof.engine import EpisodeConfig, run_campaign
+from playproof.sign import SigningKey
 from playproof.targets import get_target
 target = get_target("native/2048")
 config = EpisodeConfig(seed=1, max_turns=100000, stop_at_game_over=False)
 def saved(report):
     print(report.last_turn, flush=True)
 asyncio.run(run_campaign(target.open(), target.contract, BaselineDriver("random-walk"),
-    config, segment_turns=150, ledger=Path(sys.argv[1]), on_segment=saved))
+    config, segment_turns=150, ledger=Path(sys.argv[1]), ledger_key=SigningKey.load(sys.argv[2]),
+    on_segment=saved))
 """
 READ_DEADLINE_S = 60.0
 """How long the test waits for the saver child to report a save."""
@@ -187,11 +176,14 @@ def _read_line(process: subprocess.Popen[str], deadline: float) -> str:
 
 def test_kill_9_during_saves_never_loses_a_reported_decision(tmp_path: Path) -> None:
     path = tmp_path / "ledger.json"
+    key_file = KEY.save(tmp_path / "key.pem")
     chance = random.Random(6)
     reported = 0
     for _ in range(6):
         process = subprocess.Popen(
-            [sys.executable, "-c", SAVER, str(path)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", SAVER, str(path), str(key_file)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             deadline = time.monotonic() + READ_DEADLINE_S
@@ -205,10 +197,10 @@ def test_kill_9_during_saves_never_loses_a_reported_decision(tmp_path: Path) -> 
             process.wait(timeout=30)
             if process.stdout is not None:
                 process.stdout.close()
-        ledger = load_ledger(path)
+        ledger = load_ledger(path, TRUSTED)
         assert len(ledger.decisions) >= reported
     assert reported > 150
-    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == ["ledger.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key.pem", "ledger.json"]
 
 
 def test_in_memory_ledger_is_consistent() -> None:
@@ -233,15 +225,15 @@ def _strict_parse_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_ledger_as_saved_loads_without_the_strict_parse(
     saved: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    expected = load_ledger(saved)
+    expected = load_ledger(saved, TRUSTED)
     _strict_parse_forbidden(monkeypatch)
-    assert load_ledger(saved) == expected
+    assert load_ledger(saved, TRUSTED) == expected
 
 
-def test_a_reformatted_ledger_still_loads_through_the_strict_parse(saved: Path) -> None:
-    expected = load_ledger(saved)
-    saved.write_text(json.dumps(json.loads(saved.read_text()), indent=2, ensure_ascii=True))
-    assert load_ledger(saved) == expected
+def test_a_reformatted_ledger_signed_again_loads_through_the_strict_parse(saved: Path) -> None:
+    expected = load_ledger(saved, TRUSTED)
+    resign(saved, lambda body: json.dumps(json.loads(body), indent=2, ensure_ascii=True).encode())
+    assert load_ledger(saved, TRUSTED) == expected
 
 
 @pytest.mark.parametrize(
@@ -255,23 +247,28 @@ def test_a_reformatted_ledger_still_loads_through_the_strict_parse(saved: Path) 
     ],
 )
 def test_a_repeated_key_in_a_saved_ledger_is_refused(saved: Path, old: str, new: str) -> None:
-    text = saved.read_text()
-    assert old in text
-    saved.write_text(text.replace(old, new, 1))
+    assert old in saved.read_text()
+    resign(saved, lambda body: body.replace(old.encode(), new.encode(), 1))
     with pytest.raises(LedgerError, match="repeats the key"):
-        load_ledger(saved)
+        load_ledger(saved, TRUSTED)
     with pytest.raises(LedgerError, match="repeats the key"):
         campaign(Walker(), saved)
 
 
 def test_a_nan_in_a_saved_ledger_is_refused(saved: Path) -> None:
-    text, count = re.subn(
-        r'"latencies_ms":\[[0-9.e+-]+', '"latencies_ms":[NaN', saved.read_text(), count=1
-    )
-    assert count == 1
-    saved.write_text(text)
+    counts = []
+
+    def nan(body: bytes) -> bytes:
+        text, count = re.subn(
+            rb'"latencies_ms":\[[0-9.e+-]+', b'"latencies_ms":[NaN', body, count=1
+        )
+        counts.append(count)
+        return text
+
+    resign(saved, nan)
+    assert counts == [1]
     with pytest.raises(LedgerError, match="NaN"):
-        load_ledger(saved)
+        load_ledger(saved, TRUSTED)
 
 
 _COLUMN = st.lists(

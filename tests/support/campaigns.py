@@ -1,7 +1,9 @@
-"""Shared pieces of the campaign and ledger tests: a counting contract, a driver, runners."""
+"""Shared pieces of the campaign and ledger tests: a counting contract, a driver, runners, keys."""
 
 import asyncio
-from collections.abc import Sequence
+import base64
+import hashlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,11 @@ from playproof.core.contract import parse_contract
 from playproof.core.observation import Observation
 from playproof.core.record import RunRecord
 from playproof.engine import CampaignResult, EpisodeConfig, play, run_campaign
+from playproof.engine._ledger import LEDGER_SIGNING_CONTEXT
+from playproof.sign import SigningKey
+
+KEY = SigningKey.generate()
+"""The campaign key of the tests: signs every ledger :func:`campaign` saves."""
 
 CONTRACT = parse_contract(
     {
@@ -66,9 +73,29 @@ def campaign(driver: Any, ledger: Path | None, **options: Any) -> CampaignResult
             config,
             segment_turns=segment_turns,
             ledger=ledger,
+            ledger_key=options.pop("ledger_key", KEY if ledger is not None else None),
             **options,
         )
     )
+
+
+def signed_file(body: bytes, key: SigningKey = KEY) -> bytes:
+    """A ledger file: ``body`` (a JSON object) with a signature member by ``key`` appended."""
+    message = LEDGER_SIGNING_CONTEXT + hashlib.sha256(body).digest()
+    sig = base64.b64encode(key.sign(message)).decode("ascii")
+    member = f',"signature":{{"keyid":"{key.key_id}","sig":"{sig}"}}}}'
+    return body[:-1] + member.encode("ascii")
+
+
+def body_of(path: Path) -> bytes:
+    """The file at ``path`` without its signature member (what the signature covers)."""
+    data = path.read_bytes()
+    return data[: data.rindex(b',"signature":')] + b"}"
+
+
+def resign(path: Path, change: Callable[[bytes], bytes], key: SigningKey = KEY) -> None:
+    """Rewrite the ledger's body with ``change`` and sign it again with ``key``."""
+    path.write_bytes(signed_file(change(body_of(path)), key))
 
 
 def continuous(driver: Any, **config: Any) -> RunRecord:

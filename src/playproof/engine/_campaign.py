@@ -14,6 +14,11 @@ context).
 
 Cancellation (the ``cancel`` event), Ctrl-C and driver errors save the
 decisions already taken and mark the segment interrupted.
+
+A campaign with a ledger file needs the campaign's key (``ledger_key``, a
+``playproof.sign.SigningKey`` or anything with its ``key_id``, ``sign`` and
+``verifying_key``): every save is signed with it, and a resume refuses a ledger
+that this key did not sign or that was changed since.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from playproof.core.agent import Driver
 from playproof.core.contract import Contract
 from playproof.core.game import Game
 from playproof.core.record import ClaimedMilestone, RunRecord, StopReason
+from playproof.core.score import identity_ids
 from playproof.engine._episode import close_driver
 from playproof.engine._ledger import (
     AnalysisEntry,
     Ledger,
     LedgerDecisions,
     LedgerSegment,
+    LedgerSigner,
     SegmentStatus,
     SteeringEntry,
     inputs_digest,
@@ -74,11 +81,17 @@ class _Campaign:
     """The ledger side of a campaign: segments, hook answers, guidance, saving."""
 
     def __init__(
-        self, loop: DecisionLoop, segment_turns: int, path: Path | None, recent: int
+        self,
+        loop: DecisionLoop,
+        segment_turns: int,
+        path: Path | None,
+        key: LedgerSigner | None,
+        recent: int,
     ) -> None:
         self.loop = loop
         self.segment_turns = segment_turns
         self.path = path
+        self.key = key
         self.recent = recent
         self.covered = 0
         """Turns the saved segments cover (the loop may hold more while a segment plays)."""
@@ -182,8 +195,8 @@ class _Campaign:
         """Save the ledger (when the campaign has a file) and return it."""
         self.updated_at = now()
         ledger = self.ledger()
-        if self.path is not None:
-            save_ledger(ledger, self.path)
+        if self.path is not None and self.key is not None:
+            save_ledger(ledger, self.path, self.key)
         return ledger
 
     def close_segment(
@@ -238,6 +251,7 @@ class _Campaign:
             new_milestones=segment.new_milestones,
             verified=tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in loop.tracker.verified),
             milestones_total=len(loop.contract.milestones),
+            identity_milestones=tuple(sorted(identity_ids(loop.contract))),
             observation=loop.observation.text,
             trajectory=tuple(
                 TrajectoryStep(turn=h.turn, observation=h.observation, input=h.input)
@@ -286,6 +300,7 @@ async def run_campaign(
     *,
     segment_turns: int,
     ledger: Path | None = None,
+    ledger_key: LedgerSigner | None = None,
     analyst: Analyst | None = None,
     steering: SteeringHook | None = None,
     segments: int | None = None,
@@ -297,22 +312,28 @@ async def run_campaign(
     """Play (or resume) a campaign of ``segment_turns``-turn segments; see the module docstring.
 
     ``ledger`` is the file saved after every segment (resumed from when it
-    exists; None keeps the campaign in memory). ``segments`` caps how many
-    segments this call plays before it pauses. ``on_segment`` sees each
-    report after its ledger is saved.
+    exists; None keeps the campaign in memory), signed at every save with
+    ``ledger_key`` (required with a file; a resume refuses a ledger this key
+    did not sign). ``segments`` caps how many segments this call plays before
+    it pauses. ``on_segment`` sees each report after its ledger is saved.
     """
+    if ledger is not None and ledger_key is None:
+        raise RunError(
+            "a campaign saved to a ledger file needs ledger_key (a playproof.sign.SigningKey) "
+            "to sign every save; resume with the same key"
+        )
     if segment_turns < 1:
         raise RunError(f"segment_turns must be >= 1, not {segment_turns}")
     if segments is not None and segments < 0:
         raise RunError(f"segments must be >= 0, not {segments}")
     cancel = cancel or asyncio.Event()
     loop = DecisionLoop(game, contract, driver, config)
-    campaign = _Campaign(loop, segment_turns, ledger, max(recent, 0))
+    campaign = _Campaign(loop, segment_turns, ledger, ledger_key, max(recent, 0))
     reports: list[SegmentReport] = []
     status: Literal["finished", "paused", "interrupted"] = "paused"
     try:
-        if ledger is not None and ledger.exists():
-            campaign.adopt(load_ledger(ledger, consistent=False))
+        if ledger is not None and ledger_key is not None and ledger.exists():
+            campaign.adopt(load_ledger(ledger, ledger_key.verifying_key, consistent=False))
         else:
             loop.start()
         played = 0

@@ -8,22 +8,39 @@ steering hook's answers, the guidance in effect, the spend and the verified
 milestones. Columns keep a ledger of millions of decisions small and quick to
 load: resuming costs little more than replaying its inputs.
 
+Every save is signed: the file is the ledger's compact JSON with one last
+member, ``"signature": {"keyid": ..., "sig": ...}``, an Ed25519 signature by
+the campaign's key over :data:`LEDGER_SIGNING_CONTEXT` followed by the SHA-256
+digest of the exact bytes of the file without that member (see
+:func:`signed_message`). :func:`load_ledger` checks it against the one key it
+trusts before it parses anything, so an edit anywhere (an input, a cost, a
+latency, a note, even white space) is refused, however carefully the digests,
+spend and chain heads were redone.
+
 :func:`save_ledger` writes atomically (a temporary file in the same folder,
 fsync, rename, fsync of the folder), so a crash at any point leaves either
-the previous ledger or the new one. :func:`load_ledger` refuses a missing,
-oversized or malformed file, and :func:`ledger_problems` /
-:func:`run_mismatches` name every way a ledger disagrees with itself or with
-the run it claims to continue.
+the previous ledger or the new one. A temporary file left by a killed save is
+named ``.<ledger name>.<16 hex digits>.tmp`` and is removed by the next save
+or load of that ledger (a save in progress holds a lock on its file, so only
+files of dead saves go). :func:`load_ledger` refuses a missing, oversized,
+unsigned, foreign-signed, altered or malformed file, and
+:func:`ledger_problems` / :func:`run_mismatches` name every way a ledger
+disagrees with itself or with the run it claims to continue.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import fcntl
 import hashlib
 import os
+import re
+import secrets
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -41,6 +58,7 @@ from playproof.errors import FormatError, LedgerError
 
 __all__ = [
     "LEDGER_SCHEMA",
+    "LEDGER_SIGNING_CONTEXT",
     "MAX_GUIDANCE_CHARS",
     "MAX_LEDGER_BYTES",
     "MAX_SUMMARY_CHARS",
@@ -49,20 +67,29 @@ __all__ = [
     "Ledger",
     "LedgerDecisions",
     "LedgerSegment",
+    "LedgerSignature",
+    "LedgerSigner",
+    "LedgerVerifier",
     "Recommendation",
     "SegmentStatus",
+    "SignedLedger",
     "Steer",
     "SteeringEntry",
     "inputs_digest",
+    "ledger_body",
     "ledger_content_problems",
     "ledger_problems",
     "ledger_structure_problems",
     "load_ledger",
     "run_mismatches",
+    "remove_stale_temporaries",
     "save_ledger",
+    "signed_message",
 ]
 
-LEDGER_SCHEMA = "playproof/ledger/v2"
+LEDGER_SCHEMA = "playproof/ledger/v3"
+LEDGER_SIGNING_CONTEXT = b"playproof/ledger/v3 sha256\n"
+"""What the signed message starts with, so a ledger signature means nothing elsewhere."""
 MAX_LEDGER_BYTES = 512 << 20
 """The largest ledger file read (about five million decisions)."""
 MAX_GUIDANCE_CHARS = 4000
@@ -74,6 +101,47 @@ Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Stamp = Annotated[str, Field(min_length=1, max_length=64)]
 Guidance = Annotated[str, Field(max_length=MAX_GUIDANCE_CHARS)]
 Money = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Ed25519Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
+
+_SIGNATURE_TAIL = re.compile(
+    rb',"signature":\{"keyid":"([0-9a-f]{64})","sig":"([A-Za-z0-9+/]{86}==)"\}\}\Z'
+)
+_SIGNATURE_TAIL_BYTES = 200
+"""Longer than the signature member a save appends (keyid, base64 signature, punctuation)."""
+_TEMPORARY_TOKEN_BYTES = 8
+_TEMPORARY_ATTEMPTS = 8
+"""Fresh temporary names tried before a save gives up (each loss is a concurrent clean-up)."""
+
+
+class LedgerVerifier(Protocol):
+    """The one key a resumed ledger must be signed by (``playproof.sign.VerifyingKey``)."""
+
+    @property
+    def key_id(self) -> str:
+        """SHA-256 hex of the raw public key."""
+        ...
+
+    def verify(self, signature: bytes, data: bytes) -> bool:
+        """True iff ``signature`` is this key's signature over ``data``."""
+        ...
+
+
+class LedgerSigner(Protocol):
+    """The campaign's key, which signs every save (``playproof.sign.SigningKey``)."""
+
+    @property
+    def key_id(self) -> str:
+        """The key id of the matching public key."""
+        ...
+
+    @property
+    def verifying_key(self) -> LedgerVerifier:
+        """The public key a resume checks the ledger against."""
+        ...
+
+    def sign(self, data: bytes) -> bytes:
+        """The 64-byte Ed25519 signature over ``data``."""
+        ...
 
 
 class _Frozen(BaseModel):
@@ -196,7 +264,7 @@ class LedgerSegment(_Frozen):
 class Ledger(_Frozen):
     """A campaign as saved between segments (see the module docstring)."""
 
-    schema_: Literal["playproof/ledger/v2"] = Field("playproof/ledger/v2", alias="schema")
+    schema_: Literal["playproof/ledger/v3"] = Field("playproof/ledger/v3", alias="schema")
     target: TargetPin
     actor: Actor
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
@@ -239,25 +307,146 @@ class Ledger(_Frozen):
         )
 
 
+class LedgerSignature(_Frozen):
+    """The last member of a ledger file: who signed it and the base64 Ed25519 signature."""
+
+    keyid: Sha256Hex
+    sig: Ed25519Signature
+
+
+class SignedLedger(Ledger):
+    """A ledger file as saved: the ledger, then its signature (see the module docstring).
+
+    The signature covers :data:`LEDGER_SIGNING_CONTEXT` and the SHA-256 digest
+    of the file's bytes without the ``signature`` member; :func:`load_ledger`
+    checks it on the raw bytes and gives back the :class:`Ledger`.
+    """
+
+    signature: LedgerSignature
+
+
 def inputs_digest(inputs: Sequence[str]) -> str:
     """SHA-256 of the canonical JSON list of ``inputs`` (a segment's input digest)."""
     return hashlib.sha256(canonical_strings(inputs)).hexdigest()
 
 
-def save_ledger(ledger: Ledger, path: Path) -> Path:
-    """Write ``ledger`` to ``path`` atomically; a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = ledger.model_dump_json(by_alias=True).encode("utf-8")
+def _temporary_pattern(path: Path) -> re.Pattern[str]:
+    """The names of ``path``'s temporary files (and of no other file)."""
+    return re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{{2 * _TEMPORARY_TOKEN_BYTES}}}\.tmp")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """True when ``path`` still names the file open as ``fd``."""
     try:
-        with temporary.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+        named = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files that killed saves of ``path`` left; return what was removed.
+
+    Only names :func:`save_ledger` gives ``path``'s temporary files are
+    considered, and a file whose save is still running (it holds a lock on it)
+    is left alone.
+    """
+    pattern = _temporary_pattern(path)
+    removed: list[Path] = []
+    try:
+        with os.scandir(path.parent) as listing:
+            entries = [e for e in listing if pattern.fullmatch(e.name)]
+    except OSError:  # no folder yet, or one we may not list: nothing of ours to remove
+        return removed
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        candidate = path.parent / entry.name
+        try:
+            fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a save in progress
+            if _same_file(fd, candidate):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(candidate)
+                    removed.append(candidate)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _open_temporary(path: Path) -> tuple[Path, int]:
+    """Create and lock a fresh temporary file next to ``path``; (its path, its descriptor)."""
+    for _ in range(_TEMPORARY_ATTEMPTS):
+        token = secrets.token_hex(_TEMPORARY_TOKEN_BYTES)
+        temporary = path.with_name(f".{path.name}.{token}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temporary, flags, 0o666)
+        # The lock tells a concurrent clean-up that this file is live; one that
+        # removed it between the creation and the lock is noticed here.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _same_file(fd, temporary):
+            return temporary, fd
+        os.close(fd)
+    raise LedgerError(
+        str(path),
+        [
+            f"could not keep a temporary file next to it in {_TEMPORARY_ATTEMPTS} attempts; "
+            "is another process saving or cleaning the same ledger?"
+        ],
+    )
+
+
+def ledger_body(ledger: Ledger) -> bytes:
+    """The bytes a ledger file holds before its signature member (compact JSON)."""
+    return Ledger.__pydantic_serializer__.to_json(ledger, by_alias=True, exclude={"signature"})
+
+
+def signed_message(body: bytes) -> bytes:
+    """What a ledger's signature signs: the context, then the SHA-256 digest of ``body``.
+
+    Signing the digest rather than the body keeps a save's signing cost at one
+    SHA-256 pass (Ed25519 would hash the body twice with SHA-512).
+    """
+    return LEDGER_SIGNING_CONTEXT + hashlib.sha256(body).digest()
+
+
+def save_ledger(ledger: Ledger, path: Path, key: LedgerSigner) -> Path:
+    """Sign ``ledger`` with ``key`` and write it to ``path`` atomically.
+
+    A crash leaves the old file or the new one; temporary files of earlier
+    killed saves of ``path`` are removed first.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
+    body = ledger_body(ledger)
+    signature = LedgerSignature(
+        keyid=key.key_id,
+        sig=base64.b64encode(key.sign(signed_message(body))).decode("ascii"),
+    )
+    member = LedgerSignature.__pydantic_serializer__.to_json(signature)
+    temporary, fd = _open_temporary(path)
+    try:
+        try:
+            with os.fdopen(os.dup(fd), "wb") as handle:
+                handle.write(body[:-1])
+                handle.write(b',"signature":')
+                handle.write(member)
+                handle.write(b"}")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    finally:
+        os.close(fd)
     # The rename is durable only once the folder's entry is on disk.
     folder = os.open(path.parent, os.O_RDONLY)
     try:
@@ -267,12 +456,17 @@ def save_ledger(ledger: Ledger, path: Path) -> Path:
     return path
 
 
-def load_ledger(path: Path, *, consistent: bool = True) -> Ledger:
-    """Read and validate a ledger; LedgerError when it is missing, too big or malformed.
+def load_ledger(path: Path, key: LedgerVerifier, *, consistent: bool = True) -> Ledger:
+    """Read, authenticate and validate a ledger; LedgerError names what is wrong.
 
-    With ``consistent`` (the default) a ledger that disagrees with itself is
-    refused too (see :func:`ledger_problems`).
+    Refused: a missing, oversized or malformed file, one without a signature
+    (an older format names itself), one signed by another key than ``key``,
+    and one whose signature does not verify (edited after it was saved). With
+    ``consistent`` (the default) a ledger that disagrees with itself is
+    refused too (see :func:`ledger_problems`). Temporary files of killed
+    saves of ``path`` are removed.
     """
+    remove_stale_temporaries(path)
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_LEDGER_BYTES + 1)
@@ -280,52 +474,96 @@ def load_ledger(path: Path, *, consistent: bool = True) -> Ledger:
         raise LedgerError(str(path), ["the file does not exist"]) from exc
     except OSError as exc:
         raise LedgerError(str(path), [f"cannot be read: {exc.strerror}"]) from exc
-    ledger = _saved_form(data)
+    body = _authenticated_body(data, path, key)
+    ledger = _saved_form(body)
     if ledger is None:
-        ledger = _strict_parse(data, path)
+        ledger = _strict_parse(body, path)
     problems = ledger_problems(ledger) if consistent else []
     if problems:
         raise LedgerError(str(path), problems)
     return ledger
 
 
+def _authenticated_body(data: bytes, path: Path, key: LedgerVerifier) -> bytes:
+    """The file without its signature member, once the signature checks out under ``key``."""
+    if len(data) > MAX_LEDGER_BYTES:
+        raise LedgerError(str(path), [f"the file is over {MAX_LEDGER_BYTES} bytes"])
+    tail = _SIGNATURE_TAIL.search(data, max(len(data) - _SIGNATURE_TAIL_BYTES, 0))
+    if tail is None:
+        raise LedgerError(str(path), [_unsigned_problem(data, path)])
+    keyid = tail.group(1).decode("ascii")
+    if keyid != key.key_id:
+        raise LedgerError(
+            str(path),
+            [
+                f"it is signed by key {keyid[:16]}..., not by the trusted key "
+                f"{key.key_id[:16]}...; resume with the key that started the campaign"
+            ],
+        )
+    # The pattern admits only base64 of 64 bytes; the round trip refuses the
+    # spellings that differ in the unused low bits of the last character.
+    encoded = tail.group(2)
+    signature = base64.b64decode(encoded, validate=True)
+    body = data[: tail.start()] + b"}"
+    if base64.b64encode(signature) != encoded or not key.verify(signature, signed_message(body)):
+        raise LedgerError(
+            str(path),
+            [
+                f"its signature does not verify under key {keyid[:16]}...: the file was "
+                "changed after playproof saved it (nothing in it can be trusted)"
+            ],
+        )
+    return body
+
+
+def _unsigned_problem(data: bytes, path: Path) -> str:
+    """What to say about a file without a signature member: bad JSON, an old format, or edited."""
+    raw = _parsed(data, path)
+    schema = str(raw.get("schema"))[:60] if isinstance(raw, dict) else ""
+    if schema.startswith("playproof/ledger/") and schema != LEDGER_SCHEMA:
+        return (
+            f"the ledger format is {schema}, this playproof reads {LEDGER_SCHEMA} only "
+            "(ledgers signed at every save); unsigned ledgers are not trusted: start the "
+            "campaign again, or finish it with the playproof version that started it"
+        )
+    return (
+        "it carries no signature (a ledger playproof saves ends with the signature of the "
+        "campaign's key): it was edited or not written by playproof"
+    )
+
+
 def _saved_form(data: bytes) -> Ledger | None:
-    """The ledger when ``data`` is exactly what :func:`save_ledger` writes for it, else None.
+    """The ledger when ``data`` is exactly what :func:`ledger_body` gives for it, else None.
 
     Pydantic's JSON parser keeps the last of repeated keys, so a document it
     accepts is only taken when re-serializing the result gives back the same
     bytes: the serializer writes each key once and no NaN, so such a document
     has neither, and the strict parse would have read the same ledger. Anything
-    else (hand edits, other formatting, errors) goes through :func:`_strict_parse`.
+    else (other formatting, errors) goes through :func:`_strict_parse`.
     """
     if len(data) > MAX_LEDGER_BYTES:
         return None
     try:
-        ledger = Ledger.model_validate_json(data)
+        ledger = Ledger.model_validate_json(data, strict=True)
     except ValidationError:
         return None
-    saved = Ledger.__pydantic_serializer__.to_json(ledger, by_alias=True)
-    return ledger if saved == data else None
+    return ledger if ledger_body(ledger) == data else None
+
+
+def _parsed(data: bytes, path: Path) -> object:
+    """``data`` parsed refusing NaN and repeated keys; LedgerError when it is not such JSON."""
+    try:
+        return parse_json(data, limit=MAX_LEDGER_BYTES, what="the file")
+    except FormatError as exc:
+        raise LedgerError(str(path), [str(exc)]) from exc
 
 
 def _strict_parse(data: bytes, path: Path) -> Ledger:
     """Parse refusing NaN and repeated keys, then validate; LedgerError names the problems."""
+    _parsed(data, path)
     try:
-        raw = parse_json(data, limit=MAX_LEDGER_BYTES, what="the file")
-    except FormatError as exc:
-        raise LedgerError(str(path), [str(exc)]) from exc
-    if isinstance(raw, dict) and raw.get("schema") != LEDGER_SCHEMA:
-        schema = str(raw.get("schema"))[:60]
-        if schema.startswith("playproof/ledger/"):
-            raise LedgerError(
-                str(path),
-                [
-                    f"the ledger format is {schema}, this playproof reads {LEDGER_SCHEMA} only; "
-                    "finish that campaign with the playproof version that started it"
-                ],
-            )
-    try:
-        return Ledger.model_validate(raw)
+        # Strict, as the published schema: no "0" for a number, no 1.0 for a turn.
+        return Ledger.model_validate_json(data, strict=True)
     except ValidationError as exc:
         problems = [
             f"{'.'.join(str(p) for p in err['loc']) or 'document'}: {err['msg']}"
