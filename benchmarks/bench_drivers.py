@@ -6,6 +6,14 @@ decision is the driver's overhead: spawning, the JSON request, the reply.
 Targets (issue 4): the session at most 0.5 ms per decision and at least 20x
 cheaper than one-shot spawning.
 
+It also prices containment (every agent under an init of its own in a fresh PID
+namespace, so that nothing it spawns outlives it): the one-shot episode is run
+alternately contained and with the bare process-group start, and the medians
+of the paired ratios are reported, of wall time and of CPU time (this process
+and its children: the agent, and when contained the launcher and its init).
+Wall time on a loaded machine also counts the waits of the extra processes
+for a core, so the target is on CPU time: at most 1.2x.
+
     .venv/bin/python benchmarks/bench_drivers.py [--decisions 300] [--json]
 """
 
@@ -14,11 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import statistics
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from playproof import _containment
 from playproof.core.agent import DecisionContext, Driver, HistoryEntry
 from playproof.core.observation import Observation
 from playproof.drivers.cli import CliDriver
@@ -41,6 +52,8 @@ SESSION_AGENT = (
 BOARD = "score 1024\n 2    4    8   16\n 32   64  128  256\n  .    .    2    4\n  .    .    .    2"
 TARGET_SESSION_US = 500.0
 TARGET_RATIO = 20.0
+TARGET_CONTAINMENT_CPU_RATIO = 1.2
+CONTAINMENT_PAIRS = 5
 
 
 async def _episode(driver: Driver, decisions: int) -> float:
@@ -93,13 +106,57 @@ def measure(decisions: int, repeats: int = 3) -> dict[str, float]:
     }
 
 
+def measure_containment(decisions: int, pairs: int = CONTAINMENT_PAIRS) -> dict[str, Any]:
+    """One-shot microseconds per decision contained and as a bare process group, paired.
+
+    Episodes alternate between the two starts so that load drifts hit both
+    alike; the ratio is the median of the per-pair ratios.
+    """
+    contained = _containment.containment()
+    bare = _containment.Launcher("process-group", reason="the benchmark's baseline")
+    python = [sys.executable, "-I", "-S", "-c"]
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    times: dict[str, list[float]] = {"contained": [], "bare": []}
+    cpu: dict[str, list[float]] = {"contained": [], "bare": []}
+    try:
+        for _ in range(pairs):
+            for name, launcher in (("bare", bare), ("contained", contained)):
+                _containment._chosen[:] = [launcher]
+                driver = CliDriver([*python, ONE_SHOT_AGENT], name=f"bench-{name}")
+                before = _cpu_seconds()
+                times[name].append(asyncio.run(_episode(driver, decisions)) / decisions * 1e6)
+                cpu[name].append((_cpu_seconds() - before) / decisions * 1e6)
+            ratios.append(times["contained"][-1] / times["bare"][-1])
+            cpu_ratios.append(cpu["contained"][-1] / cpu["bare"][-1])
+    finally:
+        _containment._chosen[:] = [contained]
+    return {
+        "containment": contained.kind,
+        "contained_us_per_decision": statistics.median(times["contained"]),
+        "bare_us_per_decision": statistics.median(times["bare"]),
+        "containment_ratio": statistics.median(ratios),
+        "contained_cpu_us_per_decision": statistics.median(cpu["contained"]),
+        "bare_cpu_us_per_decision": statistics.median(cpu["bare"]),
+        "containment_cpu_ratio": statistics.median(cpu_ratios),
+    }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its waited-for descendants so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the numbers."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=300)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    result = measure(args.decisions)
+    result: dict[str, Any] = measure(args.decisions)
+    result |= measure_containment(max(1, args.decisions // 3))
     if args.json:
         print(json.dumps(result))
         return 0
@@ -115,6 +172,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"one-shot / session:         {result['ratio']:10.1f} x"
         f"   (target >= {TARGET_RATIO:.0f} x: {'met' if ratio_ok else 'MISSED'})"
+    )
+    containment_ok = result["containment_cpu_ratio"] <= TARGET_CONTAINMENT_CPU_RATIO
+    print(f"containment here:           {result['containment']}")
+    print(f"one-shot, bare group:       {result['bare_us_per_decision']:10.1f} us")
+    print(f"one-shot, contained:        {result['contained_us_per_decision']:10.1f} us")
+    print(f"contained / bare, wall:     {result['containment_ratio']:10.2f} x")
+    print(f"one-shot CPU, bare group:   {result['bare_cpu_us_per_decision']:10.1f} us")
+    print(f"one-shot CPU, contained:    {result['contained_cpu_us_per_decision']:10.1f} us")
+    print(
+        f"contained / bare, CPU:      {result['containment_cpu_ratio']:10.2f} x"
+        f"   (target <= {TARGET_CONTAINMENT_CPU_RATIO:.1f} x: "
+        f"{'met' if containment_ok else 'MISSED'})"
     )
     return 0
 

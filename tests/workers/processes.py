@@ -33,3 +33,47 @@ def wait_gone(pid: int, timeout: float = GONE_WAIT) -> bool:
 def reaped(pid: int) -> bool:
     """True when ``pid`` has no /proc entry at all (it exited and was reaped)."""
     return not Path(f"/proc/{pid}").exists()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def descendants(root: int) -> list[int]:
+    """Live processes below ``root`` (children, grandchildren, ...), found through /proc."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (parent := _parent(int(entry.name))) is not None:
+            parents[int(entry.name)] = parent
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        current = frontier.pop()
+        children = [pid for pid, parent in parents.items() if parent == current]
+        found += children
+        frontier += children
+    return found
+
+
+def innermost_pid(pid: int) -> int | None:
+    """``pid`` as the process itself sees it (its PID namespace's number), from /proc."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    return pid
+
+
+def host_pid(root: int, inner: int) -> int:
+    """The process below ``root`` that calls itself ``inner`` (a contained worker's numbers
+    are those of its own PID namespace); the only match, else an AssertionError."""
+    matches = [pid for pid in descendants(root) if innermost_pid(pid) == inner]
+    assert len(matches) == 1, f"{len(matches)} processes below {root} call themselves {inner}"
+    return matches[0]

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
-from processes import reaped, wait_gone
+from processes import descendants, host_pid, reaped, wait_gone
 
 from playproof.errors import (
     FormatError,
@@ -58,7 +58,10 @@ def test_hang_is_worker_timeout_and_the_child_is_killed(spawn: Spawn) -> None:
 def test_sigkill_between_calls_is_worker_crashed_on_the_next_call(spawn: Spawn) -> None:
     worker = spawn()
     worker.reset(0)
+    below = descendants(worker.pid)  # the game itself, and its init when contained
     os.kill(worker.pid, signal.SIGKILL)
+    # Killing the outermost process takes everything below it down, a hop at a time.
+    assert all(wait_gone(pid) for pid in below)
     with pytest.raises(WorkerCrashed, match="SIGKILL"):
         worker.step("left")
     assert reaped(worker.pid)
@@ -68,7 +71,7 @@ def test_the_whole_process_group_dies_with_the_worker(spawn: Spawn) -> None:
     worker = spawn("toygames:make_toy", {"misbehave": True}, call_timeout=SHORT)
     worker.reset(0)
     worker.step("spawn")
-    grandchild = worker.evidence().engine["grandchild"]
+    grandchild = host_pid(worker.pid, worker.evidence().engine["grandchild"])
     assert not wait_gone(grandchild, timeout=0.0)
     with pytest.raises(WorkerTimeout):
         worker.step("hang")

@@ -1,7 +1,10 @@
-"""Agent child processes: spawned without a shell in their own process group, killed as a group.
+"""Agent child processes: spawned without a shell, contained, killed as a group.
 
-POSIX only: a new session per child makes the child the leader of a process
-group, so everything it spawns can be killed with one ``killpg``.
+Each agent starts through :mod:`playproof._containment`: where PID namespaces
+are available it runs under an init of its own, and everything it spawns dies
+when it exits or is killed, even what left its process group. Either way the
+outermost process leads a new process group (POSIX ``start_new_session``), so
+one ``killpg`` ends the agent; without namespaces that group kill is all there is.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from playproof._containment import Launcher, containment, known_containment
 from playproof.errors import DriverError
 
 __all__ = [
@@ -24,6 +28,7 @@ __all__ = [
     "checked_argv",
     "discard_until_eof",
     "kill_group",
+    "launcher",
     "reap",
     "settle",
     "spawn",
@@ -71,13 +76,24 @@ def actor_name(argv: Sequence[str], name: str | None) -> str:
     return " ".join(parts)[:_MAX_NAME_CHARS]
 
 
+async def launcher() -> Launcher:
+    """How agents start here (probed once per process, off the event loop)."""
+    known = known_containment()
+    return known if known is not None else await asyncio.to_thread(containment)
+
+
 async def spawn(
-    argv: Sequence[str], *, cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    contain: Launcher,
 ) -> asyncio.subprocess.Process:
-    """Start ``argv`` (no shell) with piped stdin/stdout/stderr as a new process group leader."""
+    """Start ``argv`` (no shell) contained, with piped stdin/stdout/stderr, as a group leader."""
     try:
+        command = contain.command(argv, env=env, cwd=cwd)
         return await asyncio.create_subprocess_exec(
-            *argv,
+            *command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -26,7 +26,7 @@ from playproof.errors import (
     WorkerStartError,
     WorkerTimeout,
 )
-from playproof.workers._process import QUIT_GRACE, ChildProcess, child_argv
+from playproof.workers._process import QUIT_GRACE, ChildProcess
 from playproof.workers._wire import (
     BLOB_RESPONSE,
     EVIDENCE_RESPONSE,
@@ -124,7 +124,7 @@ class WorkerGame:
         self._closed = False
         self._failure: str | None = None
         init = _encode(Init, factory=factory, options=dict(options or {}))
-        self._process = ChildProcess(child_argv(self._child_module), env)
+        self._process = ChildProcess(self._child_module, env)
         self._finalizer = weakref.finalize(self, _finalize, self._process)
         try:
             ready = self._handshake(factory, init, start_timeout)
@@ -207,7 +207,11 @@ class WorkerGame:
 
     @property
     def pid(self) -> int:
-        """Process id of the child (also its process group id)."""
+        """Process id of the child's outermost process (its process group id).
+
+        Where the child is contained in a PID namespace this is the launcher
+        (util-linux ``unshare``); killing it ends the game and all it started.
+        """
         return self._process.pid
 
     @property

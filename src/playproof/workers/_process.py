@@ -2,8 +2,10 @@
 
 Every read waits with ``poll`` against a deadline before ``os.read``; writes
 are non-blocking and wait the same way, so a hung child can never hang the
-parent. The child lives in its own session (process group); teardown kills the
-whole group, so nothing the game spawned outlives the worker.
+parent. The child starts contained (:mod:`playproof._containment`): where PID
+namespaces are available, everything the game spawns dies with the worker even
+if it left the process group. The outermost process leads a new session
+(process group); teardown kills the whole group.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
+from playproof._containment import ContainmentKind, containment, describe_exit
 from playproof.errors import WorkerCrashed, WorkerProtocolError, WorkerTimeout
 from playproof.workers._wire import HEADER, MAX_MESSAGE_BYTES
 
 __all__ = ["QUIT_GRACE", "READ_CHUNK", "STDERR_TAIL_BYTES", "ChildProcess", "child_argv"]
+
+_NAMESPACE_INIT_PID = 1
+"""A contained child's parent as the child sees it: the init of its PID namespace."""
 
 STDERR_TAIL_BYTES = 8192
 """How much of the child's stderr is kept (the last bytes) for error messages."""
@@ -72,14 +78,21 @@ class _StderrTail:
 
 
 class ChildProcess:
-    """One spawned worker child and its framed pipes."""
+    """One spawned worker child (running ``python -m module``) and its framed pipes."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None) -> None:
+    def __init__(self, module: str, env: Mapping[str, str] | None) -> None:
         environment = dict(os.environ)
         if env is not None:
             environment.update(env)
+        launcher = containment()
+        self.containment: ContainmentKind = launcher.kind
+        """How the child is contained (``pid-namespace`` or ``process-group``)."""
+        # Linux fires the parent-death signal when the creating *thread* exits, so it is
+        # only requested from the main thread; elsewhere stdin EOF tells the child.
+        watch = threading.current_thread() is threading.main_thread()
+        argv = child_argv(module, parent_pid=_watched_parent(launcher.contained) if watch else None)
         self._proc = subprocess.Popen(
-            list(argv),
+            launcher.command(argv, env=environment, die_with_parent=watch),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -104,7 +117,7 @@ class ChildProcess:
 
     @property
     def pid(self) -> int:
-        """The child's process id (also its process group id)."""
+        """The process id of the child's outermost process (also its process group id)."""
         return self._proc.pid
 
     @property
@@ -165,14 +178,7 @@ class ChildProcess:
     def crashed(self, context: str) -> WorkerCrashed:
         """A WorkerCrashed naming the exit status and the stderr tail (reaps the child)."""
         self.kill()
-        code = self._proc.returncode
-        if code is not None and code < 0:
-            try:
-                status = f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                status = f"was killed by signal {-code}"
-        else:
-            status = f"exited with status {code}"
+        status = describe_exit(self._proc.returncode, contained=self.containment == "pid-namespace")
         return WorkerCrashed(f"worker pid {self.pid} {status} {context}{self.stderr_suffix()}")
 
     def stderr_suffix(self) -> str:
@@ -218,14 +224,17 @@ class ChildProcess:
                     stream.close()
 
 
-def child_argv(module: str) -> list[str]:
-    """The command that starts a worker child running ``module``.
+def _watched_parent(contained: bool) -> int:
+    return _NAMESPACE_INIT_PID if contained else os.getpid()
 
-    The parent-death signal is only requested from the main thread: Linux
-    delivers it when the spawning *thread* exits, which for a pool thread would
-    kill a healthy worker.
+
+def child_argv(module: str, *, parent_pid: int | None) -> list[str]:
+    """The command that runs ``module`` as a worker child.
+
+    With ``parent_pid`` the child asks for the parent-death signal and exits at
+    once if its parent is already not ``parent_pid`` (as the child sees it).
     """
     argv = [sys.executable, "-m", module]
-    if threading.current_thread() is threading.main_thread():
-        argv += ["--parent-pid", str(os.getpid())]
+    if parent_pid is not None:
+        argv += ["--parent-pid", str(parent_pid)]
     return argv
