@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -96,3 +97,38 @@ def test_a_candidate_the_jail_uid_cannot_reach_is_refused_before_any_case(tmp_pa
         closed.chmod(0o700)
         if bubblewrap_usable():  # bound into the jail instead: nothing to check
             check_reachable(["/bin/sh", str(script)], JailSpec(read_only=(closed,)), lane)
+
+
+@pytest.mark.skipif(not bubblewrap_usable(), reason="bubblewrap cannot run here")
+def test_a_jail_starts_while_the_lane_still_holds_processes_of_its_last_candidate() -> None:
+    """Killed processes count against the uid's process limit until they are reaped.
+
+    A lane's previous candidate (a fork bomb, say) can leave up to the limit of
+    them dying or unreaped when the sweep returns; the next candidate on the
+    lane must still start (it used to fail as a ``crash``).
+    """
+    from pathlib import Path
+
+    from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths
+
+    hang = Path(__file__).parent / "candidates" / "hang.py"
+    limits = JailLimits(processes=8)
+    with reserve_lanes(1) as (lane,):
+        uid = JAIL_UID_BASE + lane
+        leftovers = [_as(uid, "sleep 60") for _ in range(limits.processes + 2)]
+        try:
+            spec = JailSpec(read_only=(*python_paths(), hang.parent), limits=limits)
+            jailed = launch([sys.executable, str(hang)], spec, lane)
+            try:
+                assert jailed.process.stdin is not None
+                assert jailed.process.stdout is not None
+                jailed.process.stdin.write(b"HELLO 1\n")
+                jailed.process.stdin.flush()
+                assert jailed.process.stdout.readline(300).startswith(b"OK playproof-corpus/1")
+            finally:
+                jailed.stop()
+                jailed.discard()
+        finally:
+            kill_uid(uid)
+            for process in leftovers:
+                process.wait(timeout=5)

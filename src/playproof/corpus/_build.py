@@ -11,9 +11,11 @@ observation as its answer, what it does not pass is listed in the manifest's
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import sha256_hex
 from playproof.corpus._grader import status_text
 from playproof.corpus._manifest import (
@@ -27,6 +29,7 @@ from playproof.corpus._manifest import (
     MemoryAnswer,
     RegistersAnswer,
     SerialAnswer,
+    corpus_file,
     load_corpus,
 )
 from playproof.corpus._reference import reference_candidate_spec, reference_identity
@@ -62,6 +65,8 @@ BUDGET_FACTOR = 1.5
 BUDGET_SLACK_SECONDS = 2.0
 DEFAULT_SECONDS = 60.0
 MAX_SUMS_BYTES = 1024 * 1024
+"""A ``SHA256SUMS`` file is at most this long."""
+_SUMS_LINE = re.compile(r"(?P<sha>[0-9a-fA-F]{64}) [ *](?P<name>\S.*)")
 MOONEYE_PASS = {"B": 3, "C": 5, "D": 8, "E": 13, "H": 21, "L": 34}
 """Mooneye's pass signal: these registers at the ``LD B,B`` breakpoint."""
 BUILD_CASES_PER_PROCESS = 8
@@ -69,21 +74,30 @@ BUILD_CASES_PER_PROCESS = 8
 
 
 def read_sums(root: Path) -> dict[str, str]:
-    """The ``SHA256SUMS`` of ``root`` (relative path -> digest), every file checked."""
+    """The ``SHA256SUMS`` of ``root`` (relative path -> digest), every file checked.
+
+    Lines are ``<sha256>  <path>`` (``sha256sum`` output; ``*`` before the path
+    marks binary mode). Every path must stay inside ``root``: absolute paths,
+    ``..`` and symlinks leading out are refused, as is any file over
+    :data:`MAX_ROM_BYTES`; every problem is a FormatError naming the line.
+    """
     path = root / "SHA256SUMS"
-    with path.open("rb") as handle:
-        text = handle.read(MAX_SUMS_BYTES + 1)
-    if len(text) > MAX_SUMS_BYTES:
-        raise FormatError(f"{path} is over {MAX_SUMS_BYTES} bytes")
+    raw = read_bounded(path, MAX_SUMS_BYTES, "checksum file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(f"{path} is not UTF-8 text (expected sha256sum output)") from None
     sums: dict[str, str] = {}
-    for line in text.decode("utf-8").splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        sha, _, name = line.partition("  ")
-        relative = PurePosixPath(name.strip()).as_posix().removeprefix("./")
-        with (root / relative).open("rb") as rom:
-            actual = sha256_hex(rom.read(MAX_ROM_BYTES + 1))
-        if actual != sha.strip():
+        match = _SUMS_LINE.fullmatch(line)
+        if match is None:
+            raise FormatError(f"{path} line {number} is not '<sha256>  <path>': {line[:80]!r}")
+        relative = PurePosixPath(match["name"]).as_posix().removeprefix("./")
+        data = read_bounded(corpus_file(root, relative), MAX_ROM_BYTES, "corpus file")
+        actual = sha256_hex(data)
+        if actual != match["sha"].lower():
             raise FormatError(f"{relative} does not match {path} (refusing the corpus)")
         sums[relative] = actual
     return sums
@@ -162,9 +176,13 @@ def build_corpus(
     seconds: Mapping[str, float] = BLARGG_SUITE_SECONDS,
     jobs: int = 2,
     on_case: Callable[[CaseObservation], None] | None = None,
+    sums: Mapping[str, str] | None = None,
 ) -> tuple[CorpusManifest, CorpusAnswers]:
-    """Build the manifest and answers of the ROMs pinned by ``root/SHA256SUMS``."""
-    drafts = draft_cases(read_sums(root), seconds)
+    """Build the manifest and answers of the ROMs pinned by ``root/SHA256SUMS``.
+
+    ``sums`` is what :func:`read_sums` returned for ``root``, when the caller read it already.
+    """
+    drafts = draft_cases(read_sums(root) if sums is None else sums, seconds)
     if not drafts:
         raise FormatError(f"{root} holds no .gb ROMs")
     draft = CorpusManifest(

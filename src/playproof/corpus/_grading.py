@@ -11,16 +11,18 @@ from pathlib import Path
 
 from playproof.core.canonical import digest
 from playproof.corpus._grader import Grade, grade
-from playproof.corpus._jail import IsolationChoice, JailLimits
+from playproof.corpus._jail import IsolationChoice, JailLimits, python_paths
 from playproof.corpus._manifest import Corpus, CorpusAnswers
 from playproof.corpus._record import CandidatePin, GradeRecord, grade_record
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
 from playproof.errors import FormatError
 
 __all__ = [
+    "MAX_BUILD_BYTES",
     "MAX_BUILD_FILES",
     "GradingRun",
     "candidate_digest",
+    "command_candidate",
     "grade_candidate",
     "tree_digest",
 ]
@@ -28,6 +30,7 @@ __all__ = [
 MAX_BUILD_FILES = 20_000
 """A build folder with more files than this is refused (its digest would be unbounded)."""
 MAX_BUILD_BYTES = 2 * 1024**3
+"""A build folder holding more bytes than this is refused (a build is stopped past it)."""
 HASH_CHUNK = 1024 * 1024
 
 
@@ -61,6 +64,44 @@ def candidate_digest(command: tuple[str, ...], build_dir: Path | None = None) ->
     named = {arg: _file_sha(Path(arg)) for arg in command if os.path.isfile(arg)}
     tree = tree_digest(build_dir) if build_dir is not None else None
     return digest({"command": list(command), "files": named, "tree": tree})
+
+
+def command_candidate(
+    command: tuple[str, ...],
+    *,
+    build_dir: Path | None = None,
+    hidden: tuple[Path, ...] = (),
+    secret: tuple[Path, ...] = (),
+) -> CandidateSpec:
+    """The candidate a user's command line starts: what it names is visible read-only.
+
+    Every argument naming a file is bound at its real path (symlinks resolved),
+    and the command starts that same path, unless the file as written already
+    shows through a visible folder (the interpreter's, ``build_dir``): then it
+    starts as written, made absolute, so a virtual environment's ``python`` link
+    keeps its environment. Either way the jail starts exactly what it shows;
+    a relative argument works whatever the jail's working directory.
+    """
+    workdir = build_dir.resolve() if build_dir is not None else None
+    folders = [*python_paths(), *([workdir] if workdir is not None else [])]
+    visible = list(folders)
+    started: list[str] = []
+    for arg in command:
+        if not Path(arg).is_file():
+            started.append(arg)
+            continue
+        written = Path(os.path.abspath(arg))
+        real = written.resolve()
+        visible.append(real)
+        shown = any(written.is_relative_to(folder) for folder in folders)
+        started.append(str(written if shown else real))
+    return CandidateSpec(
+        command=tuple(started),
+        read_only=tuple(visible),
+        hidden=hidden,
+        secret=secret,
+        workdir=workdir,
+    )
 
 
 @dataclass(frozen=True)

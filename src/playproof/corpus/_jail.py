@@ -2,7 +2,14 @@
 
 Under bubblewrap a candidate has no network, a private empty ``/tmp``, the
 system's ``/usr`` read-only, and only the paths its spec names; the corpus, the
-answers and the workspace stay invisible unless named. Resource limits (CPU
+answers and the workspace stay invisible unless named. Wherever a hidden path
+(the spec's ``hidden`` and ``secret`` paths, and always the package's own corpus
+data folder, which holds the shipped answers) lies inside a visible path, an
+empty read-only mount covers it, so a wheel install whose site-packages is
+visible shows no answers either. Without bubblewrap nothing can be covered:
+as root the candidate runs under a uid of its own and :func:`launch` refuses to
+start it while that uid could read an answers file; as an ordinary user the
+candidate runs as that user and sees what the user sees. Resource limits (CPU
 seconds, address space, file size, open files, processes) are set by
 ``prlimit`` just before the jail starts, and the runner adds a wall-clock
 deadline and output caps. When playproof runs as root, each pool slot runs its
@@ -30,6 +37,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from playproof.corpus._hiding import answers_files, masks
 
 __all__ = [
     "JAIL_UID_BASE",
@@ -78,6 +87,10 @@ class JailLimits:
     processes: int = 64
     """Processes and threads of the jail's uid (includes bubblewrap's own two)."""
     wall_seconds: float = 120.0
+    writable_bytes: int = 2 * 1024**3
+    """Bytes on disk the writable folders may hold (a build is stopped past it)."""
+    writable_files: int = 20_000
+    """Files the writable folders may hold (a build is stopped past it)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,10 @@ class JailSpec:
     read_only: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
-    """Paths masked even when they lie under a visible path (answers, corpus)."""
+    """Paths masked even when they lie under a visible path (the corpus)."""
+    secret: tuple[Path, ...] = ()
+    """Answers files: masked like ``hidden``, and without bubblewrap as root the jail
+    refuses to start while its uid could read one (the package's own always count)."""
     limits: JailLimits = field(default_factory=JailLimits)
     isolation: IsolationChoice = "auto"
     env: Mapping[str, str] = field(default_factory=dict)
@@ -158,11 +174,7 @@ def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     for path in spec.writable:
         args += ["--bind", str(path), str(path)]
-    for path in spec.hidden:
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-        elif path.exists():
-            args += ["--ro-bind", "/dev/null", str(path)]
+    args += masks((*spec.hidden, *spec.secret), [*spec.read_only, *spec.writable])
     args += ["--chdir", str(spec.workdir or "/tmp"), "--clearenv"]
     for name, value in _environment(spec, "/tmp").items():
         args += ["--setenv", name, value]
@@ -170,6 +182,26 @@ def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
     if uid is not None:
         args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     return args
+
+
+def _refuse_readable_secrets(spec: JailSpec, uid: int) -> None:
+    """RunError when jail uid ``uid`` could read an answers file (rlimits fallback as root)."""
+    files = answers_files(spec.secret)
+    if not files:
+        return
+    # One shell tests them all as the jail uid, so ACLs and every folder above count.
+    script = 'for p do if [ -r "$p" ]; then printf "%s\\n" "$p"; fi; done'
+    done = _run_as(uid, ["sh", "-c", script, "sh", *files])
+    readable = done.stdout.decode("utf-8", errors="replace").splitlines()
+    if done.returncode != 0 or readable:
+        from playproof.errors import RunError
+
+        shown = readable[0] if readable else files[0]
+        raise RunError(
+            f"without bubblewrap the candidate runs as uid {uid}, which could read the "
+            f"answers in {shown}; install bubblewrap (scripts/system-deps.sh) or make the "
+            "answers unreadable to other users (chmod o-rwx on the file or a folder above)"
+        )
 
 
 def _environment(spec: JailSpec, home: str) -> dict[str, str]:
@@ -339,8 +371,8 @@ def kill_uid(uid: int) -> None:
         time.sleep(0.001)  # let the kernel reap what was killed, then look again
 
 
-def _run_as(uid: int, argv: list[str]) -> int:
-    """Run a short system command as ``uid`` (no supplementary groups); its exit status."""
+def _run_as(uid: int, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run a short system command as ``uid`` (no supplementary groups); status and output."""
     return subprocess.run(
         argv,
         user=uid,
@@ -349,7 +381,7 @@ def _run_as(uid: int, argv: list[str]) -> int:
         capture_output=True,
         timeout=SWEEP_SECONDS,
         check=False,
-    ).returncode
+    )
 
 
 def _alive(pid: str) -> bool:
@@ -374,7 +406,7 @@ def check_reachable(argv: list[str], spec: JailSpec, slot: int) -> None:
     program = shutil.which(argv[0]) or argv[0]
     wanted = [("-x", program), *(("-r", str(path)) for path in spec.read_only)]
     wanted += [("-r", arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.exists(arg)]
-    closed = [path for flag, path in wanted if _run_as(uid, ["test", flag, path]) != 0]
+    closed = [path for flag, path in wanted if _run_as(uid, ["test", flag, path]).returncode != 0]
     if closed:
         from playproof.errors import RunError
 
@@ -387,10 +419,18 @@ def check_reachable(argv: list[str], spec: JailSpec, slot: int) -> None:
         )
 
 
-def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:
-    """Start ``argv`` in a jail for lane ``slot`` (its uid) with pipes on stdin and stdout."""
+def launch(
+    argv: list[str], spec: JailSpec, slot: int, *, merge_output: bool = False
+) -> JailedProcess:
+    """Start ``argv`` in a jail for lane ``slot`` (its uid) with pipes on stdin and stdout.
+
+    ``merge_output`` sends stdout to the stderr file instead (a build: nobody reads
+    a pipe from it, and a full pipe would stall it).
+    """
     isolation = resolve_isolation(spec.isolation)
     uid = _jail_uid(slot)
+    if isolation == "rlimits" and uid is not None:
+        _refuse_readable_secrets(spec, uid)
     scratch = Path(tempfile.mkdtemp(prefix="playproof-case-"))
     scratch.chmod(0o711)  # the jail uid must reach its home folder inside
     stderr_path = scratch / "stderr"
@@ -398,7 +438,10 @@ def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:
     home.mkdir()
     if uid is not None:
         os.chown(home, uid, uid)
-    extra = 0 if uid is not None else _processes_of(os.getuid())
+    # The kernel counts every process of the uid, and processes of a lane's previous
+    # candidate may still be dying or unreaped (the sweep stops at the live ones):
+    # counted in, they can never make this jail fail to start.
+    extra = _processes_of(uid if uid is not None else os.getuid())
     for path in spec.writable:
         _give(path, uid)
     run_as = uid
@@ -415,7 +458,7 @@ def launch(argv: list[str], spec: JailSpec, slot: int) -> JailedProcess:
         process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdout=stderr if merge_output else subprocess.PIPE,
             stderr=stderr,
             env=env if env is not None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
             cwd=cwd,

@@ -22,6 +22,7 @@ from playproof.errors import FormatError
 
 __all__ = [
     "MAX_ANSWERS_BYTES",
+    "MAX_CORPUS_BYTES",
     "MAX_MANIFEST_BYTES",
     "Answer",
     "Corpus",
@@ -33,6 +34,7 @@ __all__ = [
     "MemoryAnswer",
     "RegistersAnswer",
     "SerialAnswer",
+    "corpus_file",
     "load_answers",
     "load_corpus",
     "load_manifest",
@@ -43,6 +45,9 @@ MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_ANSWERS_BYTES = 16 * 1024 * 1024
 """An answers file is at most this long."""
 MAX_CASES = 10_000
+MAX_CORPUS_BYTES = 512 * 1024 * 1024
+"""The case files of one manifest add up to at most this many bytes, counted once per
+case (each case sends its file to the candidate); identical files are kept in memory once."""
 M = TypeVar("M", bound=BaseModel)
 MAX_BUDGET_FRAMES = 1_000_000
 """About four and a half emulated hours at 59.73 frames per second."""
@@ -58,6 +63,25 @@ def _relative_file(value: str) -> str:
     if not value or path.is_absolute() or ".." in path.parts or "\\" in value:
         raise ValueError(f"{value[:80]!r} is not a relative path inside the corpus folder")
     return value
+
+
+def corpus_file(root: Path, relative: str) -> Path:
+    """``root / relative``, refused (FormatError) unless it stays inside ``root``.
+
+    The name must be relative without ``..``, and once symlinks are resolved the
+    file must still lie under ``root``: a link pointing out of the folder is refused.
+    """
+    try:
+        _relative_file(relative)
+    except ValueError as exc:
+        raise FormatError(f"{exc} {root} (refusing the corpus)") from None
+    base = root.resolve()
+    path = (root / relative).resolve()
+    if base not in path.parents:
+        raise FormatError(
+            f"{relative[:80]!r} leads out of the corpus folder {root} (refusing the corpus)"
+        )
+    return path
 
 
 class CorpusCase(BaseModel):
@@ -210,9 +234,11 @@ class CorpusAnswers(BaseModel):
 
 
 def _model(model: type[M], path: Path, limit: int, what: str) -> M:
-    value = parse_json(read_bounded(path, limit, what), limit=limit, what=f"{what} {path}")
+    data = read_bounded(path, limit, what)
+    parse_json(data, limit=limit, what=f"{what} {path}")  # no repeated keys, no NaN
     try:
-        return model.model_validate(value)
+        # Strict, as the published schema: no "1" for a number, no 1.0 for a count.
+        return model.model_validate_json(data, strict=True)
     except ValidationError as exc:
         raise FormatError(f"{what} {path} is not valid: {exc.errors()[0]['msg']}") from exc
 
@@ -231,7 +257,11 @@ def load_answers(path: Path, manifest: CorpusManifest) -> CorpusAnswers:
 
 @dataclass(frozen=True)
 class Corpus:
-    """A manifest with every case file read and checked against its pin."""
+    """A manifest with every case file read and checked against its pin.
+
+    ``roms`` maps case ids to file contents; cases naming the same file (or
+    files with the same content) share one ``bytes`` object.
+    """
 
     manifest: CorpusManifest
     roms: dict[str, bytes]
@@ -249,10 +279,23 @@ def load_corpus(manifest: CorpusManifest | Path, root: Path) -> Corpus:
     grading before its first case.
     """
     parsed = manifest if isinstance(manifest, CorpusManifest) else load_manifest(manifest)
+    files: dict[Path, tuple[bytes, str]] = {}
+    contents: dict[str, bytes] = {}
     roms: dict[str, bytes] = {}
+    total = 0
     for case in parsed.cases:
-        data = read_bounded(root / case.file, MAX_ROM_BYTES, "case file")
-        actual = sha256_hex(data)
+        path = corpus_file(root, case.file)
+        if path not in files:
+            data = read_bounded(path, MAX_ROM_BYTES, "case file")
+            actual = sha256_hex(data)
+            files[path] = (contents.setdefault(actual, data), actual)
+        data, actual = files[path]
+        total += len(data)
+        if total > MAX_CORPUS_BYTES:
+            raise FormatError(
+                f"the case files of manifest {parsed.corpus_id!r} add up to more than "
+                f"{MAX_CORPUS_BYTES // 2**20} MiB (the limit, counted once per case)"
+            )
         if actual != case.sha256:
             raise FormatError(
                 f"case {case.id!r}: {case.file} has SHA-256 {actual[:16]}..., "

@@ -18,7 +18,8 @@ def reference_candidate_spec() -> CandidateSpec:
     """The reference candidate, run as a script so it starts without importing playproof.
 
     Only the script file itself and the interpreter's folders are visible in
-    the jail: the package folder around it (which holds shipped answers) is not.
+    the jail; where those folders hold the package (a wheel install), the jail
+    covers its corpus data folder, answers included.
     """
     script = Path(reference_candidate.__file__).resolve()
     return CandidateSpec(

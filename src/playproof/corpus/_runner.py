@@ -97,6 +97,9 @@ class CandidateSpec:
     command: tuple[str, ...]
     read_only: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    """Corpus folders masked in the jail (see :attr:`JailSpec.hidden`)."""
+    secret: tuple[Path, ...] = ()
+    """Answers files masked in the jail (see :attr:`JailSpec.secret`)."""
     env: dict[str, str] = field(default_factory=dict)
     workdir: Path | None = None
     """Working directory inside the jail (default: the private /tmp)."""
@@ -140,9 +143,14 @@ class _Collected:
     screen: str | None = None
 
     def add_serial(self, data: bytes) -> None:
-        self.serial.extend(data)
-        if len(self.serial) > MAX_SERIAL_BYTES:
-            raise ProtocolBreach(f"more than {MAX_SERIAL_BYTES} serial bytes (flood)")
+        """Keep serial bytes up to :data:`MAX_SERIAL_BYTES`; past it the case fails."""
+        room = MAX_SERIAL_BYTES - len(self.serial)
+        self.serial.extend(data[: max(0, room)])
+        if len(data) > room:
+            raise ProtocolBreach(
+                f"serial output over the {MAX_SERIAL_BYTES // 1024} KiB limit "
+                f"({MAX_SERIAL_BYTES} bytes per case)"
+            )
 
 
 def _drive(channel: CandidateChannel, case: CorpusCase, rom: bytes, seen: _Collected) -> None:
@@ -340,6 +348,7 @@ def run_corpus(
     spec = JailSpec(
         read_only=candidate.read_only,
         hidden=candidate.hidden,
+        secret=candidate.secret,
         limits=limits or JailLimits(),
         isolation=chosen,
         env=candidate.env,

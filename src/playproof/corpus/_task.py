@@ -20,7 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from playproof.core.canonical import parse_json
 from playproof.corpus._grader import CaseResult, Grade
-from playproof.corpus._grading import grade_candidate, tree_digest
+from playproof.corpus._grading import (
+    MAX_BUILD_BYTES,
+    MAX_BUILD_FILES,
+    grade_candidate,
+    tree_digest,
+)
 from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths, reserve_lanes
 from playproof.corpus._manifest import (
     Corpus,
@@ -32,6 +37,7 @@ from playproof.corpus._manifest import (
 from playproof.corpus._reward import RewardEntry, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation
 from playproof.corpus._shipped import project_root, shipped_paths
+from playproof.corpus._watch import supervise
 from playproof.errors import FormatError
 
 __all__ = [
@@ -118,7 +124,15 @@ def load_task(folder: Path) -> TaskSpec:
         raise FormatError(f"{path} is not valid: {exc.errors()[0]['msg']}") from exc
 
 
-def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, tuple[Path, ...]]:
+@dataclass(frozen=True)
+class _Private:
+    """What no jail of the task may show: the corpus folders and the answers file."""
+
+    hidden: tuple[Path, ...]
+    secret: tuple[Path, ...]
+
+
+def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Private]:
     manifest_path, answers_path, roms = shipped_paths(spec.corpus) if spec.corpus else (None,) * 3
     manifest_path = folder / spec.manifest if spec.manifest else manifest_path
     answers_path = folder / spec.answers if spec.answers else answers_path
@@ -127,16 +141,29 @@ def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, tuple[
         raise FormatError("task.json names no corpus")
     manifest = load_manifest(manifest_path)
     answers = load_answers(answers_path, manifest)
-    return load_corpus(manifest, roms), answers, (answers_path.parent, roms.resolve())
+    private = _Private(
+        hidden=(roms.resolve(), folder.resolve() / ".playproof"),
+        secret=(answers_path.resolve(),),
+    )
+    return load_corpus(manifest, roms), answers, private
 
 
-def _build(folder: Path, spec: TaskSpec, workspace: Path) -> tuple[bool, str]:
+def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, str]:
     if not spec.build:
         return True, ""
+    # The watch keeps the workspace within what the next build digest accepts.
+    limits = JailLimits(
+        wall_seconds=spec.build_seconds,
+        cpu_seconds=int(spec.build_seconds),
+        writable_bytes=MAX_BUILD_BYTES,
+        writable_files=MAX_BUILD_FILES,
+    )
     jail = JailSpec(
         read_only=python_paths(),
         writable=(workspace,),
-        limits=JailLimits(wall_seconds=spec.build_seconds, cpu_seconds=int(spec.build_seconds)),
+        hidden=private.hidden,
+        secret=private.secret,
+        limits=limits,
         workdir=workspace,
     )
     with reserve_lanes(1) as (lane,):
@@ -144,19 +171,18 @@ def _build(folder: Path, spec: TaskSpec, workspace: Path) -> tuple[bool, str]:
 
 
 def _run_build(build: list[str], spec: TaskSpec, jail: JailSpec, lane: int) -> tuple[bool, str]:
-    jailed = launch(build, jail, slot=lane)
+    jailed = launch(build, jail, slot=lane, merge_output=True)
     try:
         assert jailed.process.stdin is not None
         jailed.process.stdin.close()
-        try:
-            status = jailed.process.wait(timeout=spec.build_seconds)
-        except Exception:
-            return False, f"build did not finish within {spec.build_seconds} s"
+        stopped = supervise(jailed, jail, spec.build_seconds)
         with jailed.stderr_path.open("rb") as handle:
             size = handle.seek(0, 2)
             handle.seek(max(0, size - MAX_BUILD_LOG))
             log = handle.read(MAX_BUILD_LOG).decode("utf-8", errors="replace")
-        return status == 0, log
+        if stopped:
+            return False, f"build stopped: {stopped}\n{log}"
+        return jailed.process.returncode == 0, log
     finally:
         jailed.stop()
         jailed.discard()
@@ -171,11 +197,11 @@ def task_run_tests(
     """Build, grade the whole corpus, update the reward, write ``results.tsv``."""
     spec = load_task(folder)
     workspace = (folder / spec.workspace).resolve()
-    corpus, answers, hidden = _corpus(folder, spec)
+    corpus, answers, private = _corpus(folder, spec)
     state_path = folder / STATE_FILE
     state = load_state(state_path, corpus.digest, corpus.manifest.denominator)
     build_digest = tree_digest(workspace)
-    built, log = _build(folder, spec, workspace)
+    built, log = _build(spec, workspace, private)
     if not built:
         entry = state.record(build_digest, "build-failed")
         save_state(state_path, state)
@@ -183,7 +209,8 @@ def task_run_tests(
     candidate = CandidateSpec(
         command=tuple(spec.candidate),
         read_only=(*python_paths(), workspace),
-        hidden=(*hidden, folder.resolve() / ".playproof"),
+        hidden=private.hidden,
+        secret=private.secret,
         workdir=workspace,
     )
     started = time.monotonic()

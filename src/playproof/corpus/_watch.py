@@ -1,0 +1,97 @@
+"""Watching a jailed build: its disk use, its wall time, and stopping it past either.
+
+A build speaks no protocol, so the runner's per-case deadline and output caps
+do not apply; its writable folders are measured instead while it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+from playproof.corpus._jail import JailedProcess, JailSpec
+
+__all__ = ["ENTRIES_PER_FILE", "WATCH_SECONDS", "WATCH_SHARE", "disk_use", "supervise"]
+
+WATCH_SECONDS = 0.25
+"""How often :func:`supervise` measures a jail's writable folders (at least)."""
+WATCH_SHARE = 0.2
+"""At most this share of the wall time goes to measuring (big trees are measured less often)."""
+ENTRIES_PER_FILE = 4
+""":func:`disk_use` stops after this many entries (files and folders) per allowed file."""
+
+
+def disk_use(folders: list[Path], max_files: int) -> tuple[int, int]:
+    """(bytes on disk, files) under ``folders``; counting stops past ``max_files``.
+
+    Symlinks are not followed and a file with several hard links counts once:
+    this measures what the folders take on disk, which a sparse file does not
+    inflate. Folders are not files, but past :data:`ENTRIES_PER_FILE` times
+    ``max_files`` entries in all the count stops too and reports ``max_files + 1``.
+    """
+    used = files = entries = 0
+    seen: set[tuple[int, int]] = set()
+    pending = [str(folder) for folder in folders]
+    while pending:
+        try:
+            listing = os.scandir(pending.pop())
+        except OSError:
+            continue  # removed meanwhile, or not a folder
+        with listing:
+            for entry in listing:
+                entries += 1
+                if files > max_files or entries > ENTRIES_PER_FILE * max_files:
+                    return used, max(files, max_files + 1)
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(entry.path)
+                else:
+                    files += 1
+                if (info.st_dev, info.st_ino) not in seen:
+                    seen.add((info.st_dev, info.st_ino))
+                    used += info.st_blocks * 512
+    return used, files
+
+
+def supervise(jailed: JailedProcess, spec: JailSpec, seconds: float) -> str:
+    """Wait for a jailed program that speaks no protocol (a build); why it was stopped, or "".
+
+    The writable folders (and, without bubblewrap, the program's home folder) are
+    measured every :data:`WATCH_SECONDS` or so while it runs and once after it
+    exits; past ``writable_bytes`` or ``writable_files``, or after ``seconds``, the
+    jail is killed and the reason returned. A program writing faster than the
+    watch can overshoot by what it writes in one interval, never without bound.
+    """
+    limits = spec.limits
+    folders = list(spec.writable)
+    if jailed.isolation == "rlimits":
+        folders.append(jailed.scratch / "home")
+    deadline = time.monotonic() + seconds
+    pause = WATCH_SECONDS
+    while True:
+        try:
+            jailed.process.wait(timeout=max(0.0, min(pause, deadline - time.monotonic())))
+            exited = True
+        except subprocess.TimeoutExpired:
+            exited = False
+        measured = time.monotonic()
+        used, files = disk_use(folders, limits.writable_files)
+        pause = max(WATCH_SECONDS, (time.monotonic() - measured) / WATCH_SHARE)
+        reason = ""
+        if used > limits.writable_bytes:
+            reason = f"its writable folders hold over the {limits.writable_bytes >> 20} MiB limit"
+        elif files > limits.writable_files:
+            reason = f"its writable folders hold over the {limits.writable_files}-file limit"
+        elif not exited and time.monotonic() >= deadline:
+            reason = f"did not finish within {seconds:g} s"
+        if reason:
+            jailed.stop()
+            return reason
+        if exited:
+            return ""
