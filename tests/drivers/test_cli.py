@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 from pngs import tiny_png
 
+from playproof._containment import containment
 from playproof.core.agent import NOOP, Action, DecisionContext, HistoryEntry
 from playproof.core.observation import Image, Observation
 from playproof.drivers._wire import AgentRequest
@@ -21,6 +22,8 @@ from playproof.errors import CostError, DriverError, RunCancelled
 
 AGENT = str(Path(__file__).parent / "agents" / "oneshot.py")
 VOCABULARY = ("up", "down", "left", "right")
+CONTAINMENT = containment().kind
+"""What this machine allows: the drivers report it in their provenance."""
 T = TypeVar("T")
 
 
@@ -58,8 +61,9 @@ def test_json_reply_gives_input_and_reported_cost(marker: str) -> None:
     agent = driver(marker, "json")
     assert decide(agent, turn=2) == Action("left", 0.001)
     assert agent.kind == "cli"
-    assert agent.id == "cli:python oneshot.py".replace("python", Path(sys.executable).name)
-    assert agent.provenance() == {"decisions": 1, "failures": 0}
+    assert agent.id == "python oneshot.py".replace("python", Path(sys.executable).name)
+    assert agent.label == f"cli:{agent.id}"
+    assert agent.provenance() == {"decisions": 1, "failures": 0, "containment": CONTAINMENT}
 
 
 def test_json_null_cost_is_unmeasured_and_missing_cost_falls_back_to_declared(marker: str) -> None:
@@ -134,7 +138,7 @@ def test_stdout_flood_is_killed_at_the_cap(marker: str) -> None:
     agent = driver(marker, "flood", max_output_bytes=200_000)
     with pytest.raises(DriverError, match="more than 200000 bytes"):
         decide(agent)
-    assert agent.provenance() == {"decisions": 0, "failures": 1}
+    assert agent.provenance() == {"decisions": 0, "failures": 1, "containment": CONTAINMENT}
 
 
 def test_stderr_counts_toward_the_same_cap(marker: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import playproof
+from playproof._containment import containment
 from playproof.core.agent import Driver
 from playproof.core.record import RunRecord
 from playproof.drivers._cost import Pricing
@@ -122,7 +123,11 @@ def test_one_shot_cli_episode_verifies_with_measured_spend() -> None:
     driver = CliDriver([sys.executable, str(AGENTS / "oneshot.py"), "json"], timeout_s=10)
     record = play(driver, 12)
     assert record.accounting.spent_usd == pytest.approx(12 * 0.001, rel=1e-12)
-    assert record.provenance.driver == {"decisions": 12, "failures": 0}
+    assert record.provenance.driver == {
+        "decisions": 12,
+        "failures": 0,
+        "containment": containment().kind,
+    }
 
 
 def test_session_episode_verifies_with_measured_spend() -> None:

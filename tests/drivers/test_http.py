@@ -186,7 +186,7 @@ def test_a_normal_reply_and_the_prompt_layout(server: ChatServer) -> None:
     assert "board at 9" not in text  # history limited to two turns
     assert text.index("board at 11") < text.index("Current observation")
     assert agent.kind == "openai"
-    assert agent.id == f"openai:test-model@{server.base_url}"
+    assert agent.id == f"test-model@{server.base_url}"
 
 
 def test_content_as_a_parts_list(server: ChatServer) -> None:
@@ -418,7 +418,7 @@ def test_a_missing_key_variable_is_refused_at_construction(monkeypatch: pytest.M
 
 def test_the_id_drops_credentials_and_query_from_the_url() -> None:
     agent = OpenAIDriver("m", base_url="https://user:pw@example.test:8443/v1/?key=abc")
-    assert agent.id == "openai:m@https://example.test:8443/v1"
+    assert agent.id == "m@https://example.test:8443/v1"
 
 
 @pytest.mark.parametrize(

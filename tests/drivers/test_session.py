@@ -70,13 +70,14 @@ def test_a_session_answers_a_thousand_decisions_with_one_process(marker: str) ->
     assert latency["count"] == 1000
     assert 0 < latency["p50"] <= latency["p95"] <= latency["max"]
     assert agent.kind == "session"
-    assert agent.id.startswith("session:")
+    assert not agent.id.startswith("session:")
+    assert agent.label == f"session:{agent.id}"
     assert "session.py" in agent.id
 
 
 def test_a_session_that_dies_midway_is_a_driver_error(marker: str) -> None:
     agent = driver(marker, "die-after", "5")
-    with pytest.raises(DriverError, match=r"exit status 5\) after 5 answers.*out of memory"):
+    with pytest.raises(DriverError, match=r"exited with status 5\) after 5 answers.*out of memory"):
         run(episode(agent, 10))
     assert agent.provenance()["answered"] == 5
 

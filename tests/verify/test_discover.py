@@ -131,3 +131,42 @@ def test_discovery_finds_the_score_channel_of_pp_collect() -> None:
     assert report.rom_sha256 == rom_sha256
     assert family == "pyboy"
     assert {area.name for area in report.areas} == {"wram", "hram"}
+
+
+STACK_BYTES = range(0xDFFA, 0xE000)
+"""pp-collect sets SP to 0xE000: the top bytes of work RAM hold its return addresses."""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyboy") is None, reason="needs playproof[pyboy]")
+def test_without_a_reference_stack_bytes_rank_after_the_score_of_pp_collect() -> None:
+    from playproof.exec import resolve_target
+    from playproof.exec._ram import memory_access
+
+    target = resolve_target("pyboy/pp-collect")
+    game = target.open(worker=False)
+    try:
+        read, rom_sha256, family = memory_access(game)
+        # Good play is one exploration episode among the baselines, not a declared reference.
+        episodes = [
+            inputs
+            for _, inputs in baseline_suite(
+                game.descriptor.vocabulary, len(target.reference), walks=2
+            )
+        ]
+        report = discover(
+            game,
+            read,
+            platform=family,
+            rom_sha256=rom_sha256,
+            episodes=[*episodes, target.reference],
+        )
+    finally:
+        game.close()
+    assert not report.with_reference
+    ranks = {c.address: c.rank for c in report.channels}
+    score = target.spec.options["channels"]["score"]["address"]
+    stack = [rank for address, rank in ranks.items() if address in STACK_BYTES]
+    assert stack, "the exploration moves the stack bytes"
+    assert ranks[score] < min(stack)
+    others = [rank for address, rank in ranks.items() if address not in STACK_BYTES]
+    assert max(others) < min(stack)

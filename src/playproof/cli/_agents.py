@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from playproof._provenance import public_agent, public_url
 from playproof.core.agent import Driver
 from playproof.core.baselines import baseline_names
+from playproof.core.record import RunSettings
 from playproof.drivers import (
     BaselineDriver,
     CallableDriver,
@@ -23,7 +25,7 @@ from playproof.drivers import (
 from playproof.errors import DriverError, TargetError
 from playproof.targets import Target, read_input_script
 
-__all__ = ["AGENT_HELP", "AgentChoice", "AgentOptions", "parse_agent"]
+__all__ = ["AGENT_HELP", "AgentChoice", "AgentOptions", "parse_agent", "run_settings"]
 
 AGENT_HELP = (
     "reference | script:PATH | baseline:NAME (constant:WORD, unknown, round-robin, random-walk) "
@@ -68,6 +70,14 @@ def _argv(rest: str, kind: str) -> list[str]:
     return argv
 
 
+def _reply_mode(reply: str) -> Literal["json", "word"]:
+    if reply == "json":
+        return "json"
+    if reply == "word":
+        return "word"
+    raise DriverError(f"--reply must be json or word, not {reply!r}")
+
+
 @dataclass(frozen=True)
 class AgentChoice:
     """A driver plus the turn cap its nature implies (a script has a fixed length)."""
@@ -95,6 +105,10 @@ def parse_agent(
     cost_usd = options.cost_usd
     kind, _, rest = spec.partition(":")
     if spec == "reference":
+        if not target.reference:
+            raise TargetError(
+                f"{target.name} has no reference inputs; play a script:PATH or another agent"
+            )
         return AgentChoice(
             ScriptedDriver(target.reference, name=f"{target.name}/reference"), len(target.reference)
         )
@@ -127,7 +141,7 @@ def parse_agent(
         return AgentChoice(
             CliDriver(
                 _argv(rest, "cli"),
-                reply="word" if options.reply == "word" else "json",
+                reply=_reply_mode(options.reply),
                 fixed_cost_usd=cost_usd,
                 vision=options.vision,
                 **timeout,
@@ -146,3 +160,32 @@ def parse_agent(
             )
         )
     raise TargetError(f"unknown agent {spec!r}; use {AGENT_HELP}")
+
+
+def run_settings(spec: str, options: AgentOptions) -> RunSettings:
+    """What a record says about how the agent was configured: never a key or a header value.
+
+    The API key's environment variable is not named, a command's arguments are
+    left out and a base URL loses credentials and query (see
+    :func:`playproof._provenance.public_agent`).
+    """
+    recorded: dict[str, str | int | float | bool | None] = {}
+    if options.base_url is not None:
+        recorded["base_url"] = public_url(options.base_url)
+    for name, value in (
+        ("cost_usd", options.cost_usd),
+        ("price_input", options.price_input),
+        ("price_cached_input", options.price_cached_input),
+        ("price_output", options.price_output),
+    ):
+        if value is not None:
+            recorded[name] = value
+    kind = spec.partition(":")[0]
+    if kind == "cli":
+        recorded["reply"] = str(options.reply)
+    return RunSettings(
+        agent=public_agent(spec),
+        vision=options.vision,
+        agent_timeout_s=options.timeout_s,
+        options=recorded,
+    )

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
+from rich.text import Text
 
 from playproof._api import arun, resolve_target, verify_record, verify_signed
-from playproof.cli._agents import AgentChoice, AgentOptions, parse_agent
+from playproof.cli._agents import AgentChoice, AgentOptions, parse_agent, run_settings
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
+    check_key_dir,
     default_record_path,
     ensure_signing_key,
     key_paths,
@@ -31,6 +31,7 @@ from playproof.cli._options import (
     ApiKeyEnv,
     BaseUrl,
     Budget,
+    ContractFile,
     Cost,
     MaxTurns,
     Mode,
@@ -39,6 +40,7 @@ from playproof.cli._options import (
     PriceInput,
     PriceOutput,
     Reply,
+    ReplyMode,
     Seed,
     StopAtGameOver,
     TargetName,
@@ -46,20 +48,33 @@ from playproof.cli._options import (
     Worker,
     agent_options,
 )
+from playproof.cli._output import (
+    actor_label,
+    console,
+    data,
+    errors,
+    line,
+    progress_bar,
+    row,
+    say_error,
+    styled,
+)
 from playproof.core.canonical import parse_json
-from playproof.core.record import RunRecord
+from playproof.core.record import RunRecord, RunSettings, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.engine import DEFAULT_MAX_TURNS, TurnReport
 from playproof.errors import FormatError, PlayproofError
 from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, parse_envelope, sign_record
-from playproof.targets import Target, list_targets
+from playproof.targets import Target, list_targets, read_contract
 
-__all__ = ["EXIT_ERROR", "EXIT_REJECTED", "app", "main"]
+__all__ = ["EXIT_ERROR", "EXIT_REJECTED", "EXIT_USAGE", "app", "main"]
 
 EXIT_REJECTED = 1
 """``verify`` found the record not clean."""
 EXIT_ERROR = 3
 """Bad input or a failed run; the message says why."""
+EXIT_USAGE = 2
+"""The command line itself is wrong (unknown option, missing argument, invalid choice)."""
 
 app = typer.Typer(
     name="playproof",
@@ -67,10 +82,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 _state: dict[str, bool] = {"json": False, "debug": False}
-console = Console(stderr=False)
-errors = Console(stderr=True)
 
 KeyDir = Annotated[Path, typer.Option("--key-dir", help="Folder of the signing key pair.")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -108,7 +122,8 @@ def keygen(
     if _wants_json(json_output):
         _emit({"key_id": key.key_id, "private": str(private), "public": str(public)})
     else:
-        console.print(f"key id [bold]{key.key_id}[/]\nprivate {private}\npublic  {public}")
+        console.print(line("key id ", styled(key.key_id, "bold")))
+        console.print(line(f"private {private}\npublic  {public}"))
 
 
 @app.command()
@@ -118,20 +133,18 @@ def targets(json_output: JsonFlag = False) -> None:
     if _wants_json(json_output):
         _emit([_target_summary(t) for t in found])
         return
-    table = Table(title="playproof targets")
-    for column in ("target", "milestones", "reference", "isolation", "separates"):
-        table.add_column(column, no_wrap=True, min_width=len(column))
-    table.add_column("description", overflow="fold", ratio=1)
+    # Two columns, the facts above the description, so the text stays readable at 80 columns.
+    table = Table(title="playproof targets", show_lines=True)
+    table.add_column("target", no_wrap=True)
+    table.add_column("about", ratio=1)
     for target in found:
         summary = _target_summary(target)
-        table.add_row(
-            target.name,
-            str(summary["milestones"]),
-            f"{summary['reference_inputs']} inputs",
-            target.spec.isolation,
-            {True: "yes", False: "no", None: "not calibrated"}[target.spec.separates],
-            target.spec.description,
+        separates = {True: "yes", False: "no", None: "not calibrated"}[target.spec.separates]
+        facts = (
+            f"{summary['milestones']} milestones, reference of {summary['reference_inputs']} "
+            f"inputs, {target.spec.isolation}, separates: {separates}"
         )
+        row(table, target.name, line(styled(facts, "dim"), "\n", target.spec.description))
     console.print(table)
 
 
@@ -157,16 +170,32 @@ def turn_limit(choice: AgentChoice, max_turns: int | None) -> int:
 
 def turn_progress(quiet: bool) -> Progress:
     """The live progress bar over turns (on stderr; silent when ``quiet``)."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=quiet,
-        transient=False,
-    )
+    return progress_bar(quiet, transient=False)
+
+
+class LazyBar:
+    """A progress bar drawn only once the first turn is reported.
+
+    Everything a run checks before its first turn (the mode against the
+    platform, a ledger against the target) fails before any bar is drawn.
+    """
+
+    def __init__(self, progress: Progress, description: str, total: int, completed: int = 0):
+        self.progress = progress
+        self._task = progress.add_task(description, total=total, completed=completed, status="")
+        self._started = False
+
+    def update(self, completed: int, status: str) -> None:
+        """Show ``completed`` turns and ``status``, starting the bar if needed."""
+        if not self._started:
+            self._started = True
+            self.progress.start()
+        self.progress.update(self._task, completed=completed, status=status)
+
+    def stop(self) -> None:
+        """Stop the bar if it was started."""
+        if self._started:
+            self.progress.stop()
 
 
 def _play(
@@ -183,20 +212,45 @@ def _play(
     options: AgentOptions,
     quiet: bool,
 ) -> RunRecord:
-    import asyncio
 
     choice = parse_agent(agent, target, seed=agent_seed, options=options)
+    return _play_choice(
+        target,
+        choice,
+        seed=seed,
+        budget=budget,
+        max_turns=max_turns,
+        stop_at_game_over=stop_at_game_over,
+        mode=mode,
+        worker=worker,
+        quiet=quiet,
+    )
+
+
+def _play_choice(
+    target: Target,
+    choice: AgentChoice,
+    *,
+    seed: int | None,
+    budget: float | None,
+    max_turns: int | None,
+    stop_at_game_over: bool,
+    mode: str | None,
+    worker: bool | None,
+    quiet: bool,
+    settings: RunSettings | None = None,
+) -> RunRecord:
+    import asyncio
+
     turns = turn_limit(choice, max_turns)
-    with turn_progress(quiet) as progress:
-        task = progress.add_task(target.name, total=turns, status="")
+    bar = LazyBar(turn_progress(quiet), target.name, turns)
+    try:
 
         def on_turn(report: TurnReport) -> None:
-            status = (
-                f"{report.verified}/{report.milestones_total} milestones, ${report.spent_usd:.4f}"
-            )
+            status = f"{progress_score(report)}, ${report.spent_usd:.4f}"
             if report.new_milestones:
                 status += f"  +{', '.join(report.new_milestones)}"
-            progress.update(task, completed=report.turn, status=status)
+            bar.update(report.turn, status)
 
         return asyncio.run(
             arun(
@@ -209,8 +263,11 @@ def _play(
                 mode=mode,
                 worker=worker,
                 on_turn=on_turn,
+                settings=settings,
             )
         )
+    finally:
+        bar.stop()
 
 
 @app.command()
@@ -231,54 +288,100 @@ def run(
     price_cached_input: PriceCachedInput = None,
     price_output: PriceOutput = None,
     vision: Vision = False,
-    reply: Reply = "json",
+    reply: Reply = ReplyMode.JSON,
     agent_timeout: AgentTimeout = None,
+    contract: ContractFile = None,
     out: Out = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: JsonFlag = False,
 ) -> None:
-    """Play TARGET with an agent, sign the record and write it."""
-    resolved = resolve_target(target)
-    key, created = ensure_signing_key(key_dir)
-    if created and not _wants_json(json_output):
-        errors.print(f"created a signing key in {key_dir} (key id {key.key_id[:16]}...)")
-    record = _play(
+    """Play TARGET with an agent, sign the record and write it.
+
+    TARGET is a packaged target (native/2048) or an ad-hoc one with --contract:
+    ale:ROM, gym:ENV-ID, retro:GAME or gb:ROM-FILE (recorded as uncalibrated).
+    """
+    # Check everything before anything is created or drawn; the key comes after the run.
+    resolved = resolve_target(target, read_contract(contract) if contract else None)
+    options = agent_options(
+        cost=cost,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        price_input=price_input,
+        price_cached_input=price_cached_input,
+        price_output=price_output,
+        vision=vision,
+        reply=reply,
+        agent_timeout=agent_timeout,
+    )
+    choice = parse_agent(agent, resolved, seed=agent_seed, options=options)
+    check_key_dir(key_dir)
+    record = _play_choice(
         resolved,
-        agent,
+        choice,
         seed=seed,
-        agent_seed=agent_seed,
         budget=budget,
         max_turns=max_turns,
         stop_at_game_over=stop_at_game_over,
         mode=mode,
         worker=worker,
-        options=agent_options(
-            cost=cost,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            price_input=price_input,
-            price_cached_input=price_cached_input,
-            price_output=price_output,
-            vision=vision,
-            reply=reply,
-            agent_timeout=agent_timeout,
-        ),
         quiet=_wants_json(json_output),
+        settings=run_settings(agent, options),
     )
+    key = signing_key(key_dir, quiet=_wants_json(json_output))
     path = write_document(
         out or default_record_path(resolved.name, record.seed), sign_record(record, key).to_json()
     )
     if _wants_json(json_output):
-        _emit({"record": str(path), "score": record.score, **_record_summary(record)})
+        _emit({"record": str(path), **_record_summary(record)})
     else:
         _print_record(record, key.key_id, signature_checked=True)
-        console.print(f"signed record written to [bold]{path}[/]")
+        console.print(line("signed record written to ", styled(str(path), "bold")))
+
+
+def signing_key(key_dir: Path, *, quiet: bool) -> SigningKey:
+    """The signing key in ``key_dir``, created (and announced unless ``quiet``) when missing."""
+    key, created = ensure_signing_key(key_dir)
+    if created and not quiet:
+        errors.print(line(f"created a signing key in {key_dir} (key id {key.key_id[:16]}...)"))
+    return key
+
+
+def progress_score(report: TurnReport) -> str:
+    """The score so far, short enough for a progress bar (``3/7 milestones``)."""
+    score = report.score
+    if not score.identity_total:
+        return f"{score.earned}/{score.earnable} milestones"
+    return (
+        f"{score.earned}/{score.earnable} earnable, "
+        f"{score.identity_reached}/{score.identity_total} identity"
+    )
+
+
+def _provenance_text(record: RunRecord) -> str:
+    """Libraries, ROMs and source checkout in one line (``none recorded`` for old records)."""
+    found = record.provenance
+    parts = [f"{name} {version}" for name, version in sorted(found.libraries.items())]
+    parts += [f"ROM {name} {digest[:12]}..." for name, digest in sorted((found.roms or {}).items())]
+    if found.source is not None:
+        state = "dirty" if found.source.dirty else "clean"
+        parts.append(f"playproof {found.playproof} at {found.source.commit[:12]} ({state})")
+    else:
+        parts.append(f"playproof {found.playproof}")
+    return ", ".join(parts)
 
 
 def _record_summary(record: RunRecord) -> dict[str, Any]:
+    pin = record.target
     return {
-        "target": record.target.name or record.target.game_id,
-        "actor": f"{record.actor.kind}:{record.actor.id}",
+        "target": pin.name or pin.game_id,
+        "target_label": pin.label,
+        "calibrated": pin.calibrated,
+        **record.score.to_json(),
+        "identity_claimed": list(record.identity_claimed)
+        if record.identity_claimed is not None
+        else None,
+        "provenance": record.provenance.model_dump(mode="json", exclude={"driver"}),
+        "actor": actor_label(record.actor.kind, record.actor.id),
         "seed": record.seed,
         "turns": len(record.decisions),
         "stop_reason": record.stop_reason.value,
@@ -292,45 +395,94 @@ def _record_summary(record: RunRecord) -> dict[str, Any]:
 
 
 def _print_record(record: RunRecord, key_id: str | None, *, signature_checked: bool) -> None:
-    table = Table(show_header=False, title=f"run on {record.target.name or record.target.game_id}")
+    title = data(f"run on {record.target.label}")
+    table = Table(show_header=False, title=title)
     table.add_column(style="bold")
     table.add_column()
     spent = f"${record.accounting.spent_usd:.6f}"
     if record.accounting.unmeasured_decisions:
         spent += f" (+{record.accounting.unmeasured_decisions} decisions with unmeasured cost)"
     rows = [
-        ("actor", f"{record.actor.kind}:{record.actor.id}"),
+        ("actor", actor_label(record.actor.kind, record.actor.id)),
         ("seed", str(record.seed)),
         ("turns", f"{len(record.decisions)} of {record.limits.max_turns}"),
         ("stop", record.stop_reason.value),
-        ("score (claimed)", record.score),
+        ("score (claimed)", record.score.text),
         ("milestones", ", ".join(f"{c.id}@{c.turn}" for c in record.claimed) or "none"),
         ("spent", spent),
         ("latency", f"{record.accounting.total_latency_ms:.1f} ms total"),
         ("build", record.target.build_digest[:16] + "..."),
         ("contract", record.target.contract_hash[:16] + "..."),
         ("chain head", record.chain_head[:16] + "..."),
+        ("provenance", _provenance_text(record)),
     ]
+    if record.target.calibrated is False:
+        rows.insert(0, ("calibrated", "no (ad-hoc target or user contract; not comparable)"))
     if key_id is not None:
         note = "" if signature_checked else " (not checked: run playproof verify)"
         rows.append(("signed by", key_id[:16] + "..." + note))
     for name, value in rows:
-        table.add_row(name, value)
+        row(table, name, value)
     console.print(table)
 
 
 def _print_report(report: VerificationReport) -> None:
-    table = Table(title=f"verification: {report.verdict}")
+    where = f" of {report.target}" if report.target else ""
+    table = Table(title=data(f"verification{where}: {report.verdict}"))
     table.add_column("check")
     table.add_column("result")
     table.add_column("reason")
     for check in report.checks:
-        table.add_row(check.id, "[green]pass[/]" if check.passed else "[red]FAIL[/]", check.reason)
+        mark = styled("pass", "green") if check.passed else styled("FAIL", "red")
+        row(table, check.id, mark, check.reason)
     console.print(table)
-    total = report.milestones_total if report.milestones_total is not None else "?"
-    console.print(
-        f"verified by replay: [bold]{len(report.verified)} of {total}[/] "
-        f"({', '.join(report.verified) or 'none'})"
+    console.print(_replay_summary(report))
+    for warning in report.warnings:
+        console.print(line(styled("warning: ", "yellow"), warning))
+    if report.library_differences and not report.warnings:
+        named = "; ".join(d.text for d in report.library_differences)
+        console.print(line("note: library versions differ from the recorder's: ", named))
+
+
+def _report_json(report: VerificationReport) -> dict[str, Any]:
+    """The report's JSON plus the recomputed score (text and numbers)."""
+    score = report.score
+    numbers: dict[str, Any] = {"score": None, "earned": None, "earnable": None}
+    if score is not None:
+        numbers = {"score": score.text, "earned": score.earned, "earnable": score.earnable}
+    return {**report.model_dump(mode="json"), **numbers}
+
+
+def _replay_summary(report: VerificationReport) -> Text:
+    """What replay showed, in words (a record rejected before replay says why)."""
+    if report.milestones_total is None:
+        failed = next((c for c in report.checks if not c.passed), None)
+        why = f"{failed.id}: {failed.reason}" if failed is not None else "no check ran"
+        return line(
+            "verified by replay: ", styled("none", "bold"), f" (rejected before replay: {why})"
+        )
+    score = report.score
+    shown = score.text if score is not None else f"{len(report.verified)} of ?"
+    return line(
+        "verified by replay: ",
+        styled(shown, "bold"),
+        f" ({', '.join(report.verified) or 'none'})",
+    )
+
+
+KEY_HINT = (
+    "name the signer's public key with --key FILE.pub.pem, or put it in the key folder "
+    "{key_dir} as signing.pub.pem (choose the folder with --key-dir)"
+)
+"""How to say which key to trust, shown when the signer is not trusted."""
+
+
+def _untrusted_signer(report: VerificationReport) -> bool:
+    return any(
+        c.id == "signature-valid"
+        and not c.passed
+        and ("no trusted key" in c.reason or "is not trusted" in c.reason)
+        for c in report.checks
     )
 
 
@@ -350,23 +502,32 @@ def verify(
     worker: Annotated[
         bool | None, typer.Option("--worker/--in-process", help="Replay in a child process.")
     ] = None,
+    contract: ContractFile = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: JsonFlag = False,
 ) -> None:
-    """Check the signature and replay the record; exit 0 only when clean."""
+    """Check the signature and replay the record; exit 0 only when clean.
+
+    A record played on an ad-hoc target needs --contract; a gb: record is
+    replayed on the ROM file it names, or on --target gb:FILE, whose SHA-256
+    must be the recorded one.
+    """
+    pinned = read_contract(contract) if contract else None
     data = read_document(record)
     if unsigned:
-        try:
-            parsed = parse_json(data, limit=MAX_ENVELOPE_BYTES, what=str(record))
-        except FormatError as exc:
-            parsed = str(exc)
-        report = verify_record(parsed, target=target, worker=worker)
+        # The bytes go to the verifier, which reads them strictly (bounded, no
+        # repeated keys, no coercion) and reports any problem as a check.
+        report = verify_record(data, target=target, worker=worker, contract=pinned)
     else:
-        report = verify_signed(data, trusted_keys(key or [], key_dir), target=target, worker=worker)
+        report = verify_signed(
+            data, trusted_keys(key or [], key_dir), target=target, worker=worker, contract=pinned
+        )
     if _wants_json(json_output):
-        _emit(report.model_dump(mode="json"))
+        _emit(_report_json(report))
     else:
         _print_report(report)
+        if _untrusted_signer(report):
+            console.print(line("hint: ", KEY_HINT.format(key_dir=key_dir)))
     if not report.clean:
         raise typer.Exit(EXIT_REJECTED)
 
@@ -387,43 +548,57 @@ def show(
     except FormatError:
         raw = parse_json(data, limit=MAX_ENVELOPE_BYTES, what=str(record))
     try:
-        parsed = RunRecord.model_validate(raw)
-    except ValueError as exc:
-        raise FormatError(f"{record} does not hold a playproof run record") from exc
+        parsed = parse_run_record(raw)
+    except FormatError as exc:
+        raise FormatError(f"{record} does not hold a playproof run record: {exc}") from exc
     if _wants_json(json_output):
         _emit({**_record_summary(parsed), "key_id": key_id})
     else:
         _print_record(parsed, key_id, signature_checked=False)
 
 
+def _usage_message(exc: Exception) -> str | None:
+    """The one-line message of a command-line parser error, or None if ``exc`` is not one.
+
+    Recognised by shape (``format_message`` and an integer ``exit_code``), not by
+    class: typer raises its own copy of click's exceptions, older typers raise
+    click's, and the CLI must work without click installed.
+    """
+    format_message = getattr(exc, "format_message", None)
+    if not callable(format_message) or not isinstance(getattr(exc, "exit_code", None), int):
+        return None
+    context = getattr(exc, "ctx", None)
+    path = getattr(context, "command_path", None) or "playproof"
+    return f"{format_message()} (see: {path} --help)"
+
+
 def main() -> None:
-    """Entry point: run the app, turning playproof errors into one clear line."""
+    """Entry point: run the app; every error is one line on stderr (``--debug``: traceback)."""
     debug = "--debug" in sys.argv
     try:
-        outcome = app(standalone_mode=False)
+        outcome = app(prog_name="playproof", standalone_mode=False)
     except typer.Exit as done:
         raise SystemExit(done.exit_code) from None
     except PlayproofError as exc:
         if debug:
             raise
-        errors.print(f"[red]error:[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
+        say_error("error", f"{type(exc).__name__}: {exc}")
         raise SystemExit(EXIT_ERROR) from None
-    except KeyboardInterrupt:
-        errors.print("interrupted")
+    except (KeyboardInterrupt, typer.Abort):
+        say_error("interrupted", "the command stopped before it finished")
         raise SystemExit(130) from None
-    except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        if isinstance(exc, click.exceptions.Abort):
-            raise SystemExit(130) from None
+    except Exception as exc:  # command-line usage errors and the unexpected
         if debug:
             raise
-        errors.print(
-            f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} (rerun with --debug)"
-        )
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
+            errors.print(data(str(exc)), soft_wrap=True)
+            raise SystemExit(EXIT_USAGE) from None
+        usage = _usage_message(exc)
+        if usage is not None:
+            say_error("usage error", usage)
+            code = getattr(exc, "exit_code", EXIT_ERROR)
+            raise SystemExit(EXIT_USAGE if code == EXIT_USAGE else EXIT_ERROR) from None
+        say_error("internal error", f"{type(exc).__name__}: {exc} (rerun with --debug)")
         raise SystemExit(EXIT_ERROR) from None
     # Without standalone mode, click returns the code a command exited with.
     raise SystemExit(outcome if isinstance(outcome, int) else 0)

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from playproof._bounded import read_bounded
-from playproof.cli._app import EXIT_REJECTED, JsonFlag, _emit, _wants_json, app, console, errors
+from playproof.cli._app import EXIT_REJECTED, JsonFlag, _emit, _wants_json, app
 from playproof.cli._files import write_document
+from playproof.cli._output import console, data, errors, line, progress_bar, row, styled
 from playproof.core.baselines import baseline_inputs
 from playproof.core.canonical import parse_json
 from playproof.errors import FormatError, TargetError
 from playproof.exec import (
-    EXECUTORS,
     GameSpec,
     calibrate_target,
     resolve_target,
@@ -40,7 +39,14 @@ from playproof.verify import (
     explore,
 )
 
-__all__ = ["MAX_MARKS_BYTES", "calibrate", "derive", "discover_rom", "explore_target"]
+__all__ = [
+    "MAX_MARKS_BYTES",
+    "ExecutorName",
+    "calibrate",
+    "derive",
+    "discover_rom",
+    "explore_target",
+]
 
 MAX_MARKS_BYTES = 1 << 20
 """The largest marks document ``derive`` reads."""
@@ -48,54 +54,71 @@ MAX_MARKS_BYTES = 1 << 20
 Workers = Annotated[
     int | None, typer.Option("--workers", "-j", help="Pool processes (default: every core).")
 ]
-Executor = Annotated[
-    str, typer.Option("--executor", help=f"Where episodes run: {', '.join(EXECUTORS)}.")
-]
+
+
+class ExecutorName(StrEnum):
+    """Where calibration episodes run (the executors :mod:`playproof.exec` knows)."""
+
+    LOCAL = "local"
+    SERIAL = "serial"
+    RAY = "ray"
+
+
+Executor = Annotated[ExecutorName, typer.Option("--executor", help="Where episodes run.")]
 Out = Annotated[Path | None, typer.Option("--out", "-o", help="Write the JSON document here.")]
 
 
 @contextmanager
 def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=quiet,
-    ) as bar:
-        task = bar.add_task(label, total=None)
+    # Drawn at the first report, so an error raised before any work starts comes alone.
+    bar = progress_bar(quiet, status=False)
+    task = bar.add_task(label, total=None)
+    started = False
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def update(done: int, total: int) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            bar.start()
+        bar.update(task, completed=done, total=total)
 
+    try:
         yield update
+    finally:
+        if started:
+            bar.stop()
 
 
 def _print_calibration(name: str, report: CalibrationReport) -> None:
-    table = Table(title=f"{name}: calibration (seed {report.seed}, {report.length} inputs)")
+    table = Table(title=data(f"{name}: calibration (seed {report.seed}, {report.length} inputs)"))
     for column in ("milestone", "kind", "reference", "earned by", "verdict"):
         table.add_column(column)
-    for row in report.milestones:
-        kind = row.kind + (" (opaque)" if not row.legible else "") + (" attrition" * row.attrition)
-        turn = "-" if row.reference_turn is None else f"turn {row.reference_turn}"
-        earned = ", ".join(row.earned_by) or "-"
-        table.add_row(row.id, kind, turn, escape(earned), row.verdict)
+    for milestone in report.milestones:
+        kind = (
+            milestone.kind
+            + (" (opaque)" if not milestone.legible else "")
+            + (" attrition" * milestone.attrition)
+        )
+        turn = "-" if milestone.reference_turn is None else f"turn {milestone.reference_turn}"
+        earned = ", ".join(milestone.earned_by) or "-"
+        row(table, milestone.id, kind, turn, earned, milestone.verdict)
     console.print(table)
     for sweep in report.sweeps:
         console.print(
-            f"sweep {sweep.milestone}: {sweep.reached}/{sweep.probes} substitutions still reach it "
-            f"({sweep.probe_turns} inputs replayed)"
+            line(
+                f"sweep {sweep.milestone}: {sweep.reached}/{sweep.probes} substitutions still "
+                f"reach it ({sweep.probe_turns} inputs replayed)"
+            )
         )
-    verdict = "[green]gate passes[/green]" if report.passed else "[red]gate fails[/red]"
-    console.print(f"{verdict}: {escape(report.message)}")
+    verdict = styled("gate passes", "green") if report.passed else styled("gate fails", "red")
+    console.print(line(verdict, f": {report.message}"))
 
 
 @app.command()
 def calibrate(
     target: Annotated[str, typer.Argument(help="Target name, e.g. ale/breakout.")],
     workers: Workers = None,
-    executor: Executor = "local",
+    executor: Executor = ExecutorName.LOCAL,
     baseline_seed: Annotated[int, typer.Option(help="Seed of the random-walk baselines.")] = 0,
     walks: Annotated[int, typer.Option(help="Seeded random walks.")] = DEFAULT_WALKS,
     write: Annotated[
@@ -117,7 +140,7 @@ def calibrate(
             walks=walks,
         )
     if write:
-        errors.print(f"wrote {write_calibration(resolved, report)}")
+        errors.print(line(f"wrote {write_calibration(resolved, report)}"))
     if out is not None:
         write_document(out, report.to_json())
     if quiet:
@@ -183,7 +206,8 @@ def discover_rom(
     if _wants_json(json_output):
         _emit(document)
         return
-    table = Table(title=f"{rom}: channels (ROM {rom_sha256[:12]}, {report.snapshots} snapshots)")
+    title = f"{rom}: channels (ROM {rom_sha256[:12]}, {report.snapshots} snapshots)"
+    table = Table(title=data(title))
     for column in (
         "rank",
         "address",
@@ -196,7 +220,8 @@ def discover_rom(
     ):
         table.add_column(column)
     for ch in report.channels[:top]:
-        table.add_row(
+        row(
+            table,
             str(ch.rank),
             f"{ch.address:#06x}",
             str(ch.size),
@@ -241,8 +266,10 @@ def explore_target(
     else:
         state = "found" if report.found else "did not find"
         console.print(
-            f"{state} a {len(report.inputs)}-input script for {goal} "
-            f"({report.expansions} expansions); it verifies: {', '.join(report.verified) or '-'}"
+            line(
+                f"{state} a {len(report.inputs)}-input script for {goal} ({report.expansions} "
+                f"expansions); it verifies: {', '.join(report.verified) or '-'}"
+            )
         )
     if not report.found:
         raise typer.Exit(EXIT_REJECTED)
@@ -281,4 +308,4 @@ def derive(
     if _wants_json(json_output) or out is None:
         _emit(document)
     else:
-        console.print(f"derived {len(contract.milestones)} milestones into {out}")
+        console.print(line(f"derived {len(contract.milestones)} milestones into {out}"))

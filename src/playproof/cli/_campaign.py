@@ -12,24 +12,25 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.progress import Progress
+from rich.text import Text
 
 from playproof._api import acampaign, resolve_target
-from playproof.cli._agents import parse_agent
+from playproof._bounded import read_bounded
+from playproof.cli._agents import parse_agent, run_settings
 from playproof.cli._app import (
     KeyDir,
+    LazyBar,
     _emit,
     _print_record,
     _record_summary,
     _wants_json,
     app,
-    console,
-    errors,
+    progress_score,
+    signing_key,
     turn_limit,
     turn_progress,
 )
-from playproof.cli._files import DEFAULT_KEY_DIR, default_record_path, ensure_signing_key
+from playproof.cli._files import DEFAULT_KEY_DIR, check_key_dir, default_record_path
 from playproof.cli._files import write_document as _write_document
 from playproof.cli._options import (
     AgentFlag,
@@ -38,6 +39,7 @@ from playproof.cli._options import (
     ApiKeyEnv,
     BaseUrl,
     Budget,
+    ContractFile,
     Cost,
     MaxTurns,
     Mode,
@@ -46,6 +48,7 @@ from playproof.cli._options import (
     PriceInput,
     PriceOutput,
     Reply,
+    ReplyMode,
     Seed,
     StopAtGameOver,
     TargetName,
@@ -53,6 +56,7 @@ from playproof.cli._options import (
     Worker,
     agent_options,
 )
+from playproof.cli._output import console, line, styled
 from playproof.engine import (
     Analysis,
     Analyst,
@@ -63,7 +67,8 @@ from playproof.engine import (
     load_ledger,
 )
 from playproof.errors import HookError, TargetError
-from playproof.sign import sign_record
+from playproof.sign import SigningKey, VerifyingKey, sign_record
+from playproof.targets import read_contract
 
 __all__ = ["MAX_STEER_FILE_BYTES", "SteerFile", "campaign"]
 
@@ -88,15 +93,9 @@ class SteerFile:
 
     def __call__(self, report: SegmentReport) -> Steer | None:
         """The note left since the last segment, if the file changed."""
-        try:
-            with self.path.open("rb") as handle:
-                data = handle.read(MAX_STEER_FILE_BYTES + 1)
-        except FileNotFoundError:
+        if not self.path.exists():
             return None
-        except OSError as exc:
-            raise HookError(f"cannot read the steering file {self.path}: {exc.strerror}") from exc
-        if len(data) > MAX_STEER_FILE_BYTES:
-            raise HookError(f"{self.path} is over {MAX_STEER_FILE_BYTES} bytes")
+        data = read_bounded(self.path, MAX_STEER_FILE_BYTES, "steering file", HookError)
         text = data.decode("utf-8", errors="replace").strip()
         if text == self.last_note:
             return None
@@ -116,41 +115,57 @@ def _load_analyst(spec: str) -> Analyst:
     return hook
 
 
-def _last_note(ledger: Path) -> tuple[str | None, int]:
+def _last_note(ledger: Path, key: VerifyingKey) -> tuple[str | None, int]:
     """The last steering note a saved ledger holds and its turn count (None, 0 when new)."""
     if not ledger.exists():
         return None, 0
-    saved = load_ledger(ledger)
+    saved = load_ledger(ledger, key)
     note = saved.steering[-1].steer.note.strip() if saved.steering else None
     return note, len(saved.decisions)
 
 
-def _status(spent: float, budget: float | None, verified: int, total: int) -> str:
+def _status(spent: float, budget: float | None, report: TurnReport) -> str:
     money = f"${spent:.4f}" + (f" of ${budget:.4f}" if budget is not None else "")
-    return f"{verified}/{total} milestones, {money}"
+    return f"{progress_score(report)}, {money}"
 
 
 def _watch(
-    progress: Progress, task: Any, budget: float | None, analyst: Analyst | None
+    bar: LazyBar,
+    quiet: bool,
+    budget: float | None,
+    analyst: Analyst | None,
+    first: Text | None = None,
 ) -> tuple[Callable[[TurnReport], None], Callable[[SegmentReport], None], Analyst | None]:
-    """Display callbacks: per turn, per segment, and an analyst wrapper showing summaries."""
+    """Display callbacks: per turn, per segment, and an analyst wrapper showing summaries.
+
+    Notes go to stderr beside the bar; with ``quiet`` (``--json``) nothing is shown.
+    ``first`` is noted at the first turn, once the campaign has checked its ledger.
+    """
     shown = {"summary": ""}
+    pending = [first] if first is not None else []
+
+    def note(text: Text) -> None:
+        if not quiet:
+            bar.progress.console.print(text)
 
     def on_turn(report: TurnReport) -> None:
-        status = _status(report.spent_usd, budget, report.verified, report.milestones_total)
+        while pending:
+            note(pending.pop())
+        status = _status(report.spent_usd, budget, report)
         for milestone in report.new_milestones:
-            progress.console.print(
-                f"  milestone [bold]{milestone}[/] verified at turn {report.turn}"
-            )
+            turn = f" verified at turn {report.turn}"
+            note(line("  milestone ", styled(milestone, "bold"), turn))
         if shown["summary"]:
             status += f"  analyst: {shown['summary']}"
-        progress.update(task, completed=report.turn, status=status)
+        bar.update(report.turn, status)
 
     def on_segment(report: SegmentReport) -> None:
         state = report.stop_reason.value if report.stop_reason else report.status.value
-        progress.console.print(
-            f"segment {report.segment}: turns {report.first_turn}-{report.last_turn} "
-            f"({state}), score {report.score}, ${report.spent_usd:.4f} spent; ledger saved"
+        note(
+            line(
+                f"segment {report.segment}: turns {report.first_turn}-{report.last_turn} "
+                f"({state}), score {report.score}, ${report.spent_usd:.4f} spent; ledger saved"
+            )
         )
 
     if analyst is None:
@@ -164,8 +179,8 @@ def _watch(
         summary = answer.summary if isinstance(answer, Analysis) else ""
         if isinstance(answer, dict):
             summary = str(answer.get("summary", ""))
-        shown["summary"] = escape(summary.splitlines()[0][:80]) if summary else ""
-        progress.console.print(f"  analyst after segment {report.segment}: {shown['summary']}")
+        shown["summary"] = summary.strip().splitlines()[0][:80] if summary.strip() else ""
+        note(line(f"  analyst after segment {report.segment}: {shown['summary']}"))
         return answer
 
     return on_turn, on_segment, watched
@@ -202,49 +217,50 @@ def campaign(
     price_cached_input: PriceCachedInput = None,
     price_output: PriceOutput = None,
     vision: Vision = False,
-    reply: Reply = "json",
+    reply: Reply = ReplyMode.JSON,
     agent_timeout: AgentTimeout = None,
+    contract: ContractFile = None,
     out: Out = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON.")
     ] = False,
 ) -> None:
-    """Play TARGET in segments, saving LEDGER after each; rerun to resume. Signs when finished."""
-    resolved = resolve_target(target)
+    """Play TARGET in segments, signing and saving LEDGER after each; rerun to resume."""
+    # Check the command line (agent, analyst) before the key is made or anything is drawn.
+    resolved = resolve_target(target, read_contract(contract) if contract else None)
     quiet = _wants_json(json_output)
-    choice = parse_agent(
-        agent,
-        resolved,
-        seed=agent_seed,
-        options=agent_options(
-            cost=cost,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            price_input=price_input,
-            price_cached_input=price_cached_input,
-            price_output=price_output,
-            vision=vision,
-            reply=reply,
-            agent_timeout=agent_timeout,
-        ),
+    options = agent_options(
+        cost=cost,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        price_input=price_input,
+        price_cached_input=price_cached_input,
+        price_output=price_output,
+        vision=vision,
+        reply=reply,
+        agent_timeout=agent_timeout,
     )
+    choice = parse_agent(agent, resolved, seed=agent_seed, options=options)
     turns = turn_limit(choice, max_turns)
-    last_note, done = _last_note(ledger)
+    analyst_hook = _load_analyst(analyst) if analyst else None
+    check_key_dir(key_dir)
+    # The key that signs the record also signs every save of the ledger.
+    key = signing_key(key_dir, quiet=quiet)
+    last_note, done = _last_note(ledger, key.verifying_key)
     steering = SteerFile(steer_file, last_note) if steer_file is not None else None
-    with turn_progress(quiet) as progress:
-        task = progress.add_task(resolved.name, total=turns, completed=done, status="")
-        if done:
-            progress.console.print(f"resuming from {ledger} ({done} decisions)")
-        on_turn, on_segment, hook = _watch(
-            progress, task, budget, _load_analyst(analyst) if analyst else None
-        )
+    resuming = line(f"resuming from {ledger} ({done} decisions)") if done else None
+    # The bar is drawn at the first turn: a ledger or mode error comes before it.
+    bar = LazyBar(turn_progress(quiet), resolved.name, turns, completed=done)
+    try:
+        on_turn, on_segment, hook = _watch(bar, quiet, budget, analyst_hook, resuming)
         result = asyncio.run(
             acampaign(
                 resolved,
                 choice.driver,
                 segment_turns=segment_turns,
                 ledger=ledger,
+                ledger_key=key,
                 seed=seed,
                 budget_usd=budget,
                 max_turns=turns,
@@ -256,13 +272,16 @@ def campaign(
                 segments=segments,
                 on_turn=on_turn,
                 on_segment=on_segment,
+                settings=run_settings(agent, options),
             )
         )
-    _finish(result, ledger, out, key_dir, quiet)
+    finally:
+        bar.stop()
+    _finish(result, ledger, out, key, quiet)
 
 
 def _finish(
-    result: CampaignResult, ledger: Path, out: Path | None, key_dir: Path, quiet: bool
+    result: CampaignResult, ledger: Path, out: Path | None, key: SigningKey, quiet: bool
 ) -> None:
     saved = result.ledger
     info: dict[str, Any] = {
@@ -280,19 +299,20 @@ def _finish(
             _emit(info)
         else:
             console.print(
-                f"campaign {result.status} after {len(saved.decisions)} decisions; ledger saved "
-                f"to [bold]{ledger}[/]; run the same command to resume"
+                line(
+                    f"campaign {result.status} after {len(saved.decisions)} decisions; "
+                    "ledger saved to ",
+                    styled(str(ledger), "bold"),
+                    "; run the same command to resume",
+                )
             )
         return
-    key, created = ensure_signing_key(key_dir)
-    if created and not quiet:
-        errors.print(f"created a signing key in {key_dir} (key id {key.key_id[:16]}...)")
     path = _write_document(
         out or default_record_path(record.target.name or record.target.game_id, record.seed),
         sign_record(record, key).to_json(),
     )
     if quiet:
-        _emit({**info, "record": str(path), "score": record.score, **_record_summary(record)})
+        _emit({**info, "record": str(path), **_record_summary(record)})
     else:
         _print_record(record, key.key_id, signature_checked=True)
-        console.print(f"signed record written to [bold]{path}[/]")
+        console.print(line("signed record written to ", styled(str(path), "bold")))

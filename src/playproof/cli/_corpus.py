@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
-from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app, console, errors
+from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     ensure_signing_key,
@@ -23,8 +23,8 @@ from playproof.cli._files import (
     trusted_keys,
     write_document,
 )
+from playproof.cli._output import console, line, progress_bar, row, styled
 from playproof.corpus import (
-    CandidateSpec,
     CaseObservation,
     CaseResult,
     JailLimits,
@@ -34,13 +34,14 @@ from playproof.corpus import (
     load_answers,
     load_corpus,
     load_manifest,
+    read_sums,
     reference_candidate_spec,
     shipped_paths,
     sign_grade,
     verify_grade,
 )
-from playproof.corpus._grading import candidate_digest
-from playproof.corpus._jail import python_paths
+from playproof.corpus._build import draft_cases
+from playproof.corpus._grading import candidate_digest, command_candidate
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
 
 __all__ = ["corpus_app", "task_app"]
@@ -57,15 +58,7 @@ MAX_TABLE_ROWS = 60
 
 
 def _progress(total: int, quiet: bool, label: str) -> tuple[Progress, Any]:
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=quiet,
-    )
+    progress = progress_bar(quiet)
     task = progress.add_task(label, total=total, status="")
     return progress, task
 
@@ -86,11 +79,12 @@ def corpus_build(
 ) -> None:
     """Run the reference emulator on every ROM; keep what it passes, list what it does not."""
     quiet = _wants_json(json_output)
-    count = sum(1 for line in (roms / "SHA256SUMS").read_text("utf-8").splitlines() if line)
-    progress, task = _progress(count, quiet, "reference")
+    sums = read_sums(roms)
+    progress, task = _progress(len(draft_cases(sums)), quiet, "reference")
     with progress:
         manifest, answers = build_corpus(
             roms,
+            sums=sums,
             corpus_id=corpus_id,
             version=version,
             jobs=jobs,
@@ -128,12 +122,12 @@ def corpus_answers(
 
 
 def _results_table(results: list[CaseResult], title: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=line(title))
     for column in ("case", "result", "reason"):
         table.add_column(column)
     for result in results[:MAX_TABLE_ROWS]:
-        mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
-        table.add_row(result.case_id, mark, result.reason)
+        mark = styled("pass", "green") if result.passed else styled("FAIL", "red")
+        row(table, result.case_id, mark, result.reason)
     return table
 
 
@@ -170,25 +164,15 @@ def grade_command(
     manifest = load_manifest(manifest_path)
     expected = load_answers(answers_path, manifest)
     loaded = load_corpus(manifest, roms_path)
-    hidden = (answers_path.resolve().parent, roms_path.resolve())
+    hidden = (roms_path.resolve(),)
+    secret = (answers_path.resolve(),)
     if candidate == "reference":
         reference = reference_candidate_spec()
         command = reference.command
-        spec = dataclasses.replace(reference, hidden=hidden)
+        spec = dataclasses.replace(reference, hidden=hidden, secret=secret)
     else:
         command = tuple(shlex.split(candidate))
-        visible: tuple[Path, ...] = (
-            *python_paths(),
-            *(Path(p) for p in command if Path(p).is_file()),
-        )
-        if build_dir is not None:
-            visible = (*visible, build_dir.resolve())
-        spec = CandidateSpec(
-            command=command,
-            read_only=tuple(p.resolve() for p in visible),
-            hidden=hidden,
-            workdir=build_dir.resolve() if build_dir is not None else None,
-        )
+        spec = command_candidate(command, build_dir=build_dir, hidden=hidden, secret=secret)
     quiet = _wants_json(json_output)
     progress, task = _progress(manifest.denominator, quiet, manifest.corpus_id)
 
@@ -224,8 +208,10 @@ def grade_command(
         return
     console.print(_results_table(run.grade.results, f"{manifest.corpus_id} {manifest.version}"))
     console.print(
-        f"[bold]{run.grade.passed} of {run.grade.denominator}[/] cases pass "
-        f"(isolation: {run.record.isolation}); signed grade record: {path}"
+        line(
+            styled(f"{run.grade.passed} of {run.grade.denominator}", "bold"),
+            f" cases pass (isolation: {run.record.isolation}); signed grade record: {path}",
+        )
     )
 
 
@@ -249,8 +235,9 @@ def verify_grade_command(
         _emit(report.model_dump(mode="json"))
     else:
         for check in report.checks:
-            console.print(f"{check.id}: {'pass' if check.passed else 'FAIL'} ({check.reason})")
-        console.print(f"verdict: {report.verdict}")
+            mark = "pass" if check.passed else "FAIL"
+            console.print(line(f"{check.id}: {mark} ({check.reason})"))
+        console.print(line(f"verdict: {report.verdict}"))
     if not report.clean:
         raise typer.Exit(EXIT_REJECTED)
 
@@ -308,14 +295,16 @@ def task_run(
         )
         return
     if entry.status != "graded":
-        console.print(f"[red]{entry.status}[/]; reward 0\n{report.build_log[-2000:]}")
+        console.print(line(styled(entry.status, "red"), "; reward 0\n", report.build_log[-2000:]))
         return
     if report.failures:
         console.print(_results_table(report.failures, "failures (sample)"))
     console.print(
-        f"[bold]{entry.passed} of {report.denominator}[/] pass; reward {entry.reward:+d}, "
-        f"cumulative {report.cumulative:+d}{'; FINISHED' if entry.finished else ''}; "
-        f"all results in {report.results_path}"
+        line(
+            styled(f"{entry.passed} of {report.denominator}", "bold"),
+            f" pass; reward {entry.reward:+d}, cumulative {report.cumulative:+d}"
+            f"{'; FINISHED' if entry.finished else ''}; all results in {report.results_path}",
+        )
     )
 
 

@@ -18,9 +18,14 @@ from playproof.cli._app import (
     _print_record,
     _print_report,
     app,
-    console,
 )
-from playproof.cli._files import DEFAULT_KEY_DIR, ensure_signing_key, write_document
+from playproof.cli._files import (
+    DEFAULT_KEY_DIR,
+    check_key_dir,
+    ensure_signing_key,
+    write_document,
+)
+from playproof.cli._output import console, line, styled
 from playproof.errors import PlayproofError
 from playproof.sign import SigningKey, sign_record
 from playproof.targets import get_target
@@ -50,10 +55,13 @@ def demo(
     target = get_target("native/2048")
     console.print(
         Panel.fit(
-            f"[bold]1. {target.name}[/]: {target.spec.description}\n{target.spec.separation_note}"
+            line(
+                styled(f"1. {target.name}", "bold"),
+                f": {target.spec.description}\n{target.spec.separation_note}",
+            )
         )
     )
-    key, _ = ensure_signing_key(key_dir)
+    check_key_dir(key_dir)
     record = _play(
         target,
         agent,
@@ -67,18 +75,23 @@ def demo(
         options=AgentOptions(),
         quiet=False,
     )
+    key, _ = ensure_signing_key(key_dir)
     envelope = sign_record(record, key).to_json()
     path = write_document(out / "2048-signed.json", envelope)
     _print_record(record, key.key_id, signature_checked=True)
 
     console.print(
-        Panel.fit(f"[bold]2. verify[/] {path}: signature, then replay from seed + inputs")
+        Panel.fit(
+            line(styled("2. verify", "bold"), f" {path}: signature, then replay from seed + inputs")
+        )
     )
     report = verify_signed(envelope, [key.verifying_key])
     _print_report(report)
 
     console.print(
-        Panel.fit("[bold]3. forgery A[/]: edit the first input inside the signed payload")
+        Panel.fit(
+            line(styled("3. forgery A", "bold"), ": edit the first input inside the signed payload")
+        )
     )
     edited = _edit_payload(
         envelope,
@@ -90,7 +103,12 @@ def demo(
     _print_report(forged_a)
 
     console.print(
-        Panel.fit("[bold]4. forgery B[/]: claim an unearned milestone and re-sign with another key")
+        Panel.fit(
+            line(
+                styled("4. forgery B", "bold"),
+                ": claim an unearned milestone and re-sign with another key",
+            )
+        )
     )
     rogue = SigningKey.generate()
     bragged = record.model_copy(
@@ -106,6 +124,10 @@ def demo(
     if not report.clean or forged_a.clean or forged_b.clean:
         raise PlayproofError("the demo's verification did not behave as expected")
     console.print(
-        f"\n[bold green]demo complete[/]: the honest record verified ({len(report.verified)} of "
-        f"{report.milestones_total} milestones reproduced by replay); both forgeries were rejected."
+        line(
+            "\n",
+            styled("demo complete", "bold green"),
+            f": the honest record verified ({len(report.verified)} of {report.milestones_total} "
+            "milestones reproduced by replay); both forgeries were rejected.",
+        )
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from playproof.cli._agents import AGENT_HELP, AgentOptions
+from playproof.core.game import VerificationMode
 
 __all__ = [
     "AgentFlag",
@@ -16,6 +18,7 @@ __all__ = [
     "AgentTimeout",
     "BaseUrl",
     "Budget",
+    "ContractFile",
     "Cost",
     "MaxTurns",
     "Mode",
@@ -24,6 +27,7 @@ __all__ = [
     "PriceInput",
     "PriceOutput",
     "Reply",
+    "ReplyMode",
     "Seed",
     "StopAtGameOver",
     "TargetName",
@@ -32,14 +36,17 @@ __all__ = [
     "agent_options",
 ]
 
-TargetName = Annotated[str, typer.Argument(help="Target name, e.g. native/2048.")]
+TargetName = Annotated[str, typer.Argument(help="Target name, e.g. native/2048.", metavar="TARGET")]
 AgentFlag = Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)]
 Seed = Annotated[int | None, typer.Option(help="Game seed (default: the target's).")]
 AgentSeed = Annotated[int, typer.Option(help="Seed of a random-walk baseline.")]
 Budget = Annotated[float | None, typer.Option(help="Budget in USD (default: none).")]
 MaxTurns = Annotated[int | None, typer.Option(help="Turn limit.")]
 StopAtGameOver = Annotated[bool, typer.Option(help="End the run at game over.")]
-Mode = Annotated[str | None, typer.Option(help="Verification mode.")]
+Mode = Annotated[
+    VerificationMode | None,
+    typer.Option(help="Verification mode (default: the platform's first).", show_choices=True),
+]
 Worker = Annotated[
     bool | None, typer.Option("--worker/--in-process", help="Run the game in a child process.")
 ]
@@ -59,11 +66,28 @@ PriceOutput = Annotated[float | None, typer.Option(help="openai: USD per million
 Vision = Annotated[
     bool, typer.Option(help="Send screen images to the agent when the target has them.")
 ]
-Reply = Annotated[str, typer.Option(help="cli: agent reply mode, json or word.")]
+
+
+class ReplyMode(StrEnum):
+    """How a ``cli:`` agent answers: a JSON object, or a bare first word."""
+
+    JSON = "json"
+    WORD = "word"
+
+
+Reply = Annotated[ReplyMode, typer.Option(help="cli: how the agent replies.")]
 AgentTimeout = Annotated[
     float | None, typer.Option(help="Seconds an agent may take for one decision.")
 ]
 Out = Annotated[Path | None, typer.Option(help="Where to write the signed record.")]
+ContractFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--contract",
+        help="Contract file (JSON) to play or verify against; needed for ale:, gym:, retro: "
+        "and gb: targets, and makes any target uncalibrated.",
+    ),
+]
 
 
 def agent_options(

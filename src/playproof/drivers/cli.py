@@ -1,11 +1,13 @@
 """The one-shot command-line driver: one child process per decision.
 
-For each decision the driver starts ``argv`` (never through a shell) in a new
-process group, writes one JSON request (:class:`~playproof.drivers._wire.AgentRequest`)
-to its stdin, closes stdin, and reads its stdout until it exits. The reply is
-either JSON ``{"input": "...", "cost_usd": 0.001}`` (``reply="json"``) or a bare
-first word (``reply="word"``, which requires a declared fixed cost: a cost is
-never invented). A child that outlives the timeout, or whose stdout and stderr
+For each decision the driver starts ``argv`` (never through a shell),
+contained (:mod:`playproof._containment`: what it spawns dies with it, even
+after ``setsid``) and leading a new process group, writes one JSON request
+(:class:`~playproof.drivers._wire.AgentRequest`) to its stdin, closes stdin,
+and reads its stdout until it exits. The reply is either JSON
+``{"input": "...", "cost_usd": 0.001}`` (``reply="json"``) or a bare first word
+(``reply="word"``, which requires a declared fixed cost: a cost is never
+invented). A child that outlives the timeout, or whose stdout and stderr
 together exceed the output cap, is killed with its whole process group.
 """
 
@@ -16,6 +18,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from playproof._containment import ContainmentKind, describe_exit
 from playproof.core.agent import Action, DecisionContext, HistoryEntry, normalize_input
 from playproof.core.observation import Observation
 from playproof.drivers._answer import first_word_of_line
@@ -25,6 +28,7 @@ from playproof.drivers._process import (
     actor_name,
     checked_argv,
     kill_group,
+    launcher,
     reap,
     settle,
     spawn,
@@ -107,9 +111,12 @@ class CliDriver:
         self._max_output = max_output_bytes
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
-        self.id = f"cli:{actor_name(self._argv, name)}"
+        self.id = actor_name(self._argv, name)
+        self.label = f"{self.kind}:{self.id}"
+        """The actor as ``kind:id``, for messages (the record keeps kind and id apart)."""
         self._decisions = 0
         self._failures = 0
+        self._containment: ContainmentKind | None = None
         self._scope = CancelScope()
 
     def __repr__(self) -> str:
@@ -135,8 +142,11 @@ class CliDriver:
         return self._interpret(stdout, context.vocabulary)
 
     def provenance(self) -> dict[str, Any]:
-        """Health counters: decisions answered and runs that failed."""
-        return {"decisions": self._decisions, "failures": self._failures}
+        """Health counters (decisions answered, runs that failed) and how agents were contained."""
+        report: dict[str, Any] = {"decisions": self._decisions, "failures": self._failures}
+        if self._containment is not None:
+            report["containment"] = self._containment
+        return report
 
     async def aclose(self) -> None:
         """Nothing outlives a decision; only the cancellation watcher is stopped."""
@@ -146,12 +156,14 @@ class CliDriver:
         if self._reply == "word":
             text = stdout.decode("utf-8", errors="replace")
             return Action(first_word_of_line(text, vocabulary), self._fixed_cost)
-        reply = parse_reply(stdout.strip(), source=self.id)
-        cost = reply_cost(reply, self._fixed_cost, source=self.id)
+        reply = parse_reply(stdout.strip(), source=self.label)
+        cost = reply_cost(reply, self._fixed_cost, source=self.label)
         return Action(normalize_input(reply.input, vocabulary), cost)
 
     async def _run(self, request: bytes) -> bytes:
-        process = await spawn(self._argv, cwd=self._cwd, env=self._env)
+        contain = await launcher()
+        self._containment = contain.kind
+        process = await spawn(self._argv, cwd=self._cwd, env=self._env, contain=contain)
         budget = _OutputBudget(self._max_output, process)
         stdout = bytearray()
         stderr = OutputTail()
@@ -167,20 +179,22 @@ class CliDriver:
                 status = await process.wait()
         except TimeoutError:
             raise DriverError(
-                f"{self.id} did not answer within {self._timeout_s} s; it was killed"
+                f"{self.label} did not answer within {self._timeout_s} s; it was killed"
                 + stderr.suffix()
             ) from None
         finally:
-            # Kill the group even after a clean exit: nothing the agent spawned may linger.
+            # Kill the group even after a clean exit: nothing the agent spawned may linger
+            # (without a PID namespace this is the only cleanup there is).
             await reap(process)
             await settle(pumps)
         if budget.breached:
             raise DriverError(
-                f"{self.id} wrote more than {self._max_output} bytes; it was killed"
+                f"{self.label} wrote more than {self._max_output} bytes; it was killed"
                 + stderr.suffix()
             )
         if status != 0:
-            raise DriverError(f"{self.id} exited with status {status}{stderr.suffix()}")
+            ended = describe_exit(status, contained=contain.contained)
+            raise DriverError(f"{self.label} {ended}{stderr.suffix()}")
         return bytes(stdout)
 
 

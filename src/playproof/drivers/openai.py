@@ -168,7 +168,9 @@ class OpenAIDriver:
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._max_backoff_s = max_backoff_s
-        self.id = f"openai:{model}@{_public_url(base_url)}"[:512]
+        self.id = f"{model}@{_public_url(base_url)}"[:512]
+        self.label = f"{self.kind}:{self.id}"
+        """The actor as ``kind:id``, for messages (the record keeps kind and id apart)."""
         self._client: httpx.AsyncClient | None = None
         self._scope = CancelScope()
         self._counters: dict[str, int] = {
@@ -234,14 +236,14 @@ class OpenAIDriver:
                     self._retry_cost += retry.cost
                 if attempt == self._max_retries:
                     raise DriverError(
-                        f"{self.id}: HTTP {retry.status} on all {attempt + 1} attempts"
+                        f"{self.label}: HTTP {retry.status} on all {attempt + 1} attempts"
                     ) from None
                 backoff = min(self._backoff_s * 2**attempt, self._max_backoff_s)
                 if retry.delay is not None:
                     backoff = min(retry.delay, self._max_backoff_s)
                 if loop.time() + backoff >= deadline:
                     raise DriverError(
-                        f"{self.id}: HTTP {retry.status}, and the {self._deadline_s} s deadline "
+                        f"{self.label}: HTTP {retry.status}, and the {self._deadline_s} s deadline "
                         "leaves no time to retry"
                     ) from None
                 self._counters["retries"] += 1
@@ -271,7 +273,7 @@ class OpenAIDriver:
             try:
                 chosen = normalize_input(self._parser(text), vocabulary)
             except Exception as exc:
-                raise DriverError(f"{self.id}: the reply parser failed: {exc!r}") from exc
+                raise DriverError(f"{self.label}: the reply parser failed: {exc!r}") from exc
         else:
             chosen = first_word(text, vocabulary)
         return Action(chosen, cost)
@@ -290,7 +292,7 @@ class OpenAIDriver:
         remaining = deadline - asyncio.get_running_loop().time()
         limit = min(self._timeout_s, remaining)
         if limit <= 0:
-            raise DriverError(f"{self.id}: the {self._deadline_s} s decision deadline passed")
+            raise DriverError(f"{self.label}: the {self._deadline_s} s decision deadline passed")
         self._counters["requests"] += 1
         try:
             async with asyncio.timeout(limit):
@@ -303,36 +305,37 @@ class OpenAIDriver:
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx.TimeoutException):
-            raise DriverError(f"{self.id}: no complete reply within {limit:.3g} s") from None
+            raise DriverError(f"{self.label}: no complete reply within {limit:.3g} s") from None
         except httpx.HTTPError as exc:
-            raise DriverError(f"{self.id}: {type(exc).__name__}: {exc}") from None
+            raise DriverError(f"{self.label}: {type(exc).__name__}: {exc}") from None
         status = response.status_code
         if status == 429 or 500 <= status <= 599:
             cost = _failed_attempt_cost(raw, response.headers)
             raise _RetryableError(status, _retry_after(response.headers.get("retry-after")), cost)
         if status != 200:
             snippet = raw[:ERROR_SNIPPET_CHARS].decode("utf-8", errors="replace")
-            raise DriverError(f"{self.id}: HTTP {status}: {snippet}")
+            raise DriverError(f"{self.label}: HTTP {status}: {snippet}")
         try:
             parsed = json.loads(raw)
         except ValueError as exc:
-            raise DriverError(f"{self.id}: the reply is not JSON: {exc}") from None
+            raise DriverError(f"{self.label}: the reply is not JSON: {exc}") from None
         if not isinstance(parsed, dict):
-            raise DriverError(f"{self.id}: the reply is a JSON {type(parsed).__name__}, not object")
+            kind = type(parsed).__name__
+            raise DriverError(f"{self.label}: the reply is a JSON {kind}, not object")
         return parsed, response.headers
 
     async def _read_body(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
             raise DriverError(
-                f"{self.id}: the reply declares {declared} bytes, "
+                f"{self.label}: the reply declares {declared} bytes, "
                 f"over the {self._max_body}-byte cap"
             )
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self._max_body:
-                raise DriverError(f"{self.id}: the reply is over the {self._max_body}-byte cap")
+                raise DriverError(f"{self.label}: the reply is over the {self._max_body}-byte cap")
         return bytes(body)
 
 

@@ -1,9 +1,10 @@
 """The persistent session driver: one long-lived child per episode speaking JSON lines.
 
-The child is started on the first decision (in a new process group, never
-through a shell). For each decision the driver writes one request line
-(:class:`~playproof.drivers._wire.AgentRequest`) and reads lines until one is
-a reply ``{"input": "...", "cost_usd": 0.001, "turn": 7}``:
+The child is started on the first decision (never through a shell), contained
+(:mod:`playproof._containment`: what it spawns dies with it, even after
+``setsid``) and leading a new process group. For each decision the driver
+writes one request line (:class:`~playproof.drivers._wire.AgentRequest`) and
+reads lines until one is a reply ``{"input": "...", "cost_usd": 0.001, "turn": 7}``:
 
 - a line that is not such an object is a *stray* line: counted and discarded;
 - a reply whose ``turn`` names an earlier decision is *late*: counted and
@@ -31,6 +32,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from playproof._containment import ContainmentKind, describe_exit
 from playproof.core.agent import NOOP, Action, DecisionContext, HistoryEntry, normalize_input
 from playproof.core.observation import Observation
 from playproof.drivers._cancel import CancelScope
@@ -40,6 +42,7 @@ from playproof.drivers._process import (
     checked_argv,
     discard_until_eof,
     kill_group,
+    launcher,
     reap,
     settle,
 )
@@ -120,10 +123,13 @@ class SessionDriver:
         self._max_lost = max_consecutive_lost
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
-        self.id = f"session:{actor_name(self._argv, name)}"
+        self.id = actor_name(self._argv, name)
+        self.label = f"{self.kind}:{self.id}"
+        """The actor as ``kind:id``, for messages (the record keeps kind and id apart)."""
         self._session: _Session | None = None
         self._scope = CancelScope()
         self._sessions = 0
+        self._containment: ContainmentKind | None = None
         self._answered = 0
         self._lost = 0
         self._consecutive_lost = 0
@@ -159,6 +165,8 @@ class SessionDriver:
             "discarded": self._discarded,
             "late_cost_usd": self._late_cost,
         }
+        if self._containment is not None:
+            report["containment"] = self._containment
         if self._latency_count:
             recent = sorted(self._recent_ms)
             cuts = statistics.quantiles(recent, n=100, method="inclusive") if recent[1:] else []
@@ -198,7 +206,7 @@ class SessionDriver:
         session = await self._ensure_session(seed)
         stdin = session.process.stdin
         if stdin is None:  # pragma: no cover - spawn always pipes stdin
-            raise DriverError(f"{self.id} has no stdin")
+            raise DriverError(f"{self.label} has no stdin")
         started = time.perf_counter()
         sent = False
         try:
@@ -212,7 +220,7 @@ class SessionDriver:
                 reply = await self._read_reply(session, turn)
         except TimeoutError:
             if not sent:  # half a request may be in the pipe: the stream cannot be trusted
-                await self._fail(session, f"{self.id} stopped reading its requests")
+                await self._fail(session, f"{self.label} stopped reading its requests")
             return self._lose()
         except _SessionBrokenError as broken:
             await self._fail(session, broken.reason)
@@ -223,7 +231,7 @@ class SessionDriver:
         self._latency_total_ms += elapsed_ms
         self._latency_max_ms = max(self._latency_max_ms, elapsed_ms)
         self._recent_ms.append(elapsed_ms)
-        cost = reply_cost(reply, self._fixed_cost, source=self.id)
+        cost = reply_cost(reply, self._fixed_cost, source=self.label)
         if self._owed_cost:
             owed, self._owed_cost = self._owed_cost, 0.0
             cost = None if cost is None else cost + owed
@@ -234,7 +242,7 @@ class SessionDriver:
         self._consecutive_lost += 1
         if self._consecutive_lost > self._max_lost:
             raise DriverError(
-                f"{self.id} left {self._consecutive_lost} decisions in a row unanswered "
+                f"{self.label} left {self._consecutive_lost} decisions in a row unanswered "
                 f"(timeout {self._timeout_s} s each); the session is considered dead"
             )
         return Action(NOOP, self._fixed_cost)
@@ -245,7 +253,9 @@ class SessionDriver:
             await self._end_session()  # a new seed is a new episode: a fresh child
             session = None
         if session is None:
-            process = await spawn_process(self._argv, cwd=self._cwd, env=self._env)
+            contain = await launcher()
+            self._containment = contain.kind
+            process = await spawn_process(self._argv, cwd=self._cwd, env=self._env, contain=contain)
             session = _Session(process, seed)
             session.drain = asyncio.ensure_future(self._drain_stderr(session))
             self._session = session
@@ -273,7 +283,7 @@ class SessionDriver:
 
     def _charge_late(self, reply: AgentReply) -> None:
         try:
-            cost = reply_cost(reply, None, source=self.id)
+            cost = reply_cost(reply, None, source=self.label)
         except CostError:
             return  # a nonsense cost on a discarded line is not charged
         if cost:
@@ -283,7 +293,7 @@ class SessionDriver:
     async def _read_line(self, session: _Session, already_read: int) -> bytes:
         stdout = session.process.stdout
         if stdout is None:  # pragma: no cover - spawn always pipes stdout
-            raise DriverError(f"{self.id} has no stdout")
+            raise DriverError(f"{self.label} has no stdout")
         while True:
             end = session.buffer.find(b"\n")
             if end >= 0:
@@ -292,7 +302,7 @@ class SessionDriver:
                 return line
             if already_read + len(session.buffer) > self._max_decision:
                 raise _SessionBrokenError(
-                    f"{self.id} wrote more than {self._max_decision} bytes in one decision"
+                    f"{self.label} wrote more than {self._max_decision} bytes in one decision"
                 )
             chunk = await stdout.read(_READ_CHUNK)
             if not chunk:
@@ -300,7 +310,7 @@ class SessionDriver:
             session.written += len(chunk)
             if session.written > self._max_session:
                 raise _SessionBrokenError(
-                    f"{self.id} wrote more than {self._max_session} bytes in total"
+                    f"{self.label} wrote more than {self._max_session} bytes in total"
                 )
             session.buffer += chunk
 
@@ -312,7 +322,7 @@ class SessionDriver:
             session.stderr.add(chunk)
             session.written += len(chunk)
             if session.written > self._max_session and session.flood is None:
-                session.flood = f"{self.id} wrote more than {self._max_session} bytes in total"
+                session.flood = f"{self.label} wrote more than {self._max_session} bytes in total"
                 kill_group(session.process)
 
     async def _fail(self, session: _Session, reason: str | None) -> NoReturn:
@@ -324,7 +334,8 @@ class SessionDriver:
         if reason is not None:
             reason += "; it was killed"
         else:
-            reason = f"{self.id} ended (exit status {status}) after {self._answered} answers"
+            ended = describe_exit(status, contained=self._containment == "pid-namespace")
+            reason = f"{self.label} ended ({ended}) after {self._answered} answers"
         if self._session is session:
             await self._end_session()
         raise DriverError(reason + session.stderr.suffix())

@@ -9,6 +9,12 @@ although its low byte wraps (a score past 255, or past 99 in BCD). Channels
 are ranked: rising before falling, then by how much the final value varies
 between policies (a score does, a frame counter does not), then by how rarely
 it changes. The result is a discovery document pinned to the ROM digest.
+
+Bytes that behave like the CPU stack rank after every other channel: on a
+platform whose stack sits at the top of a memory area (the Game Boy's work RAM
+and high RAM), a changing byte near the top of an area whose 16-bit word only
+ever takes code addresses is a saved return address, not a score, however
+steadily it seems to rise.
 """
 
 from __future__ import annotations
@@ -38,6 +44,13 @@ MAX_SNAPSHOTS = 200_000
 
 BUSY_DIVISOR = 20
 """A channel changing on more than 1 in 20 inputs is a clock or an activity counter."""
+STACK_WINDOW = 64
+"""Bytes at the top of a memory area checked for stack use (a stack grows down from there)."""
+CODE_ADDRESSES: Mapping[str, tuple[range, ...]] = {
+    # Game Boy: ROM code after the interrupt vectors, and the high-RAM routines.
+    "pyboy": (range(0x0100, 0x8000), range(0xFF80, 0xFFFF)),
+}
+"""Per platform, where code lives: a stack word holding only these values is a return address."""
 
 MemoryReader = Callable[[], Mapping[str, tuple[int, bytes]]]
 """Reads every memory area of the current state: name -> (base address, bytes)."""
@@ -251,7 +264,8 @@ def discover(
         changed = _changed(area_episodes)
         for key, value in _classify(area_episodes, changed, size).items():
             classes[key] += value
-        found.extend(_channels(name, base, area_episodes, changed, reference is not None))
+        stack = _stack_offsets(area_episodes, changed, CODE_ADDRESSES.get(platform, ()))
+        found.extend(_channels(name, base, area_episodes, changed, reference is not None, stack))
     found.sort(key=lambda item: item[0])
     channels = tuple(
         DiscoveredChannel.model_validate({**fields, "rank": rank})
@@ -270,8 +284,43 @@ def discover(
     )
 
 
+def _stack_offsets(
+    episodes: list[list[bytes]], changed: list[int], code: tuple[range, ...]
+) -> set[int]:
+    """Offsets of changing bytes near the top of the area that hold halves of return addresses.
+
+    A byte counts when a little-endian 16-bit word it belongs to moves, and every
+    value the word moves to is a code address of the platform (``code``).
+    """
+    if not code:
+        return set()
+    size = len(episodes[0][0])
+    stack: set[int] = set()
+    for offset in changed:
+        if offset < size - STACK_WINDOW:
+            continue
+        for low in (offset - 1, offset):
+            if low < 0 or low + 1 >= size:
+                continue
+            moved = {
+                int.from_bytes(snap[low : low + 2], "little")
+                for snapshots in episodes
+                for snap in snapshots
+                if snap[low : low + 2] != snapshots[0][low : low + 2]
+            }
+            if moved and all(any(value in area for area in code) for value in moved):
+                stack.add(offset)
+                break
+    return stack
+
+
 def _channels(
-    name: str, base: int, episodes: list[list[bytes]], changed: list[int], has_reference: bool
+    name: str,
+    base: int,
+    episodes: list[list[bytes]],
+    changed: list[int],
+    has_reference: bool,
+    stack: set[int],
 ) -> list[tuple[tuple[int, ...], dict[str, object]]]:
     picked: dict[int, tuple[int, Endian, Encoding, _Series, Trend]] = {}
     covered: set[int] = set()
@@ -317,8 +366,11 @@ def _channels(
             "others_final": others_final,
             "separates": separates,
         }
-        # Flags (0 -> 1) and falling channels are rarely what a score ladder wants.
+        # Flags (0 -> 1) and falling channels are rarely what a score ladder wants; a
+        # return address on the stack never is.
+        on_stack = any(i in stack for i in range(offset, offset + size))
         rank_key = (
+            int(on_stack),
             int(flag) * 2 + (0 if trend == "rising" else 1),
             -int(separates),
             int(busy),
