@@ -12,6 +12,7 @@ from playproof.adapters.ale import MAX_RAM_CHANNELS, AleGame, make_game
 from playproof.adapters.screen import SHADES, decode_png, frame_hash, unscale
 from playproof.core.evidence import Evidence
 from playproof.core.game import BatchReplaying, Game
+from playproof.core.observation import Observation
 from playproof.core.replay import replay, replay_in_session
 from playproof.errors import CheckpointError, TargetError, WorkerError
 from playproof.targets._registry import Target
@@ -137,6 +138,42 @@ def test_observation_text_never_shows_evidence_only_channels(game: AleGame, targ
         assert (int(match[1]), int(match[2])) == (engine["score"], engine["lives"])
         # the frame counter changes every step and is evidence only
         assert str(engine["frame"]) not in match.groups()
+
+
+def test_kept_observation_and_evidence_never_go_stale(target: Target) -> None:
+    """Both are kept until the console changes: every step that acts, reset and restore."""
+    game = make_game(**{**target.spec.options, "image_scale": 1})
+    assert isinstance(game, AleGame)
+
+    def check() -> Observation:
+        kept, evidence = game.observe(), game.evidence()
+        game._seen = game._cached = None  # recompute from the emulator
+        assert game.observe() == kept
+        assert game.evidence() == evidence
+        return kept
+
+    game.reset(0)
+    start = check()
+    for word in ["fire"] * 160:  # constant fire reaches game over
+        game.step(word)
+        check()
+    assert game.over()
+    over = check()
+    assert over.text.endswith("| game over")
+    kept = game.observe()
+    game.step("left")  # a no-op after game over: the kept observation is still right
+    assert game.observe() is kept
+    game.reset(0)
+    assert check() == start
+    blob = game.checkpoint()
+    game.step("fire")
+    played = check()
+    game.restore(blob)
+    # ALE restores no screen: until the next frame the screen is the one before the restore
+    assert check().text.split("\n")[:-1] == played.text.split("\n")[:-1]
+    game.step("noop")
+    check()
+    game.close()
 
 
 def test_ram_is_exposed_for_discovery_and_matches_the_named_channels(
