@@ -22,6 +22,7 @@ from playproof.core.game import Game, GameDescriptor, Platform, VerificationMode
 from playproof.core.observation import Image, Observation
 from playproof.core.record import RunRecord, StopReason
 from playproof.core.report import CheckResult, VerificationReport
+from playproof.core.score import Score
 from playproof.drivers import (
     BaselineDriver,
     CallableDriver,
@@ -71,6 +72,7 @@ __all__ = [
     "RunRecord",
     "ScriptedDriver",
     "SegmentReport",
+    "Score",
     "SessionDriver",
     "SigningKey",
     "Steer",

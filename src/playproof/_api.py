@@ -11,17 +11,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from playproof._provenance import source_checkout
 from playproof.core.agent import Driver
 from playproof.core.contract import Contract
 from playproof.core.game import Game, VerificationMode
-from playproof.core.record import RunRecord
+from playproof.core.record import RunRecord, RunSettings
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.drivers import CallableDriver
 from playproof.engine import (
+    DEFAULT_HISTORY,
     DEFAULT_MAX_TURNS,
     Analyst,
     CampaignResult,
@@ -34,8 +37,15 @@ from playproof.engine import (
     run_campaign,
 )
 from playproof.errors import TargetError
-from playproof.sign import VerifyingKey, verify_envelope
-from playproof.targets import Target, get_target
+from playproof.sign import SigningKey, VerifyingKey, verify_envelope
+from playproof.targets import (
+    Target,
+    adhoc_family,
+    adhoc_target,
+    get_target,
+    target_libraries,
+    target_roms,
+)
 from playproof.verify import attest, parse_record
 
 __all__ = [
@@ -49,9 +59,23 @@ __all__ = [
 ]
 
 
-def resolve_target(target: str | Target) -> Target:
-    """A Target from a registry name or a Target."""
-    return get_target(target) if isinstance(target, str) else target
+def resolve_target(
+    target: str | Target, contract: Contract | None = None, *, rom_sha256: str | None = None
+) -> Target:
+    """A Target from a registry name, an ad-hoc spec (``gym:CartPole-v1``) or a Target.
+
+    An ad-hoc spec needs ``contract``. A contract given for a packaged target
+    replaces the shipped one, and the target is then uncalibrated.
+    ``rom_sha256`` is the digest a ``gb:`` ROM file must have.
+    """
+    if isinstance(target, str) and adhoc_family(target) is not None:
+        if contract is None:
+            raise TargetError(f"{target} is an ad-hoc target: give it a contract (--contract FILE)")
+        return adhoc_target(target, contract, rom_sha256=rom_sha256)
+    resolved = get_target(target) if isinstance(target, str) else target
+    if contract is not None and contract != resolved.contract:
+        resolved = dataclasses.replace(resolved, contract=contract, user_contract=True)
+    return resolved
 
 
 def _config(
@@ -62,6 +86,7 @@ def _config(
     stop_at_game_over: bool,
     mode: VerificationMode | str | None,
     guidance: str | None,
+    settings: RunSettings,
 ) -> EpisodeConfig:
     """The episode config of a run on ``target`` (seed defaults to the target's reference seed)."""
     return EpisodeConfig(
@@ -71,8 +96,20 @@ def _config(
         stop_at_game_over=stop_at_game_over,
         mode=VerificationMode(mode) if isinstance(mode, str) else mode,
         guidance=guidance,
+        libraries=target_libraries(target),
         target_name=target.name,
+        calibrated=target.calibrated,
+        roms=target_roms(target),
+        source=source_checkout(),
+        settings=settings,
     )
+
+
+def _settings(target: Target, worker: bool | None, given: RunSettings | None) -> RunSettings:
+    """The run settings to record, with where the game actually runs filled in."""
+    in_worker = target.spec.isolation == "worker" if worker is None else worker
+    settings = given or RunSettings()
+    return settings.model_copy(update={"worker": in_worker, "history": DEFAULT_HISTORY})
 
 
 def _as_driver(agent: Driver | Callable[..., Any]) -> Driver:
@@ -94,14 +131,28 @@ async def arun(
     guidance: str | None = None,
     cancel: asyncio.Event | None = None,
     on_turn: Callable[[TurnReport], None] | None = None,
+    contract: Contract | None = None,
+    settings: RunSettings | None = None,
 ) -> RunRecord:
     """Play ``target`` with ``agent`` (a Driver or a plain function) and return the record.
 
-    ``seed`` defaults to the target's reference seed. The mode is checked
-    against the target's platform before the game starts.
+    ``target`` is a registry name, an ad-hoc spec such as ``gym:CartPole-v1``
+    (with ``contract``) or a Target. ``seed`` defaults to the target's
+    reference seed. The mode is checked against the target's platform before
+    the game starts. ``settings`` is recorded as provenance (the caller removes
+    secrets); the record's ``score`` is earned over earnable.
     """
-    resolved = resolve_target(target)
-    config = _config(resolved, seed, budget_usd, max_turns, stop_at_game_over, mode, guidance)
+    resolved = resolve_target(target, contract)
+    config = _config(
+        resolved,
+        seed,
+        budget_usd,
+        max_turns,
+        stop_at_game_over,
+        mode,
+        guidance,
+        _settings(resolved, worker, settings),
+    )
     driver = _as_driver(agent)
     game = resolved.open(worker=worker)
     try:
@@ -122,6 +173,7 @@ async def acampaign(
     *,
     segment_turns: int,
     ledger: str | Path | None = None,
+    ledger_key: SigningKey | None = None,
     seed: int | None = None,
     budget_usd: float | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
@@ -135,14 +187,27 @@ async def acampaign(
     cancel: asyncio.Event | None = None,
     on_turn: Callable[[TurnReport], None] | None = None,
     on_segment: Callable[[SegmentReport], None] | None = None,
+    contract: Contract | None = None,
+    settings: RunSettings | None = None,
 ) -> CampaignResult:
     """Play (or resume from ``ledger``) a campaign of ``segment_turns``-turn segments.
 
     The finished campaign's ``record`` is the same run record a single episode
-    with the same driver, seed and limits produces.
+    with the same driver, seed and limits produces. A ``ledger`` file needs
+    ``ledger_key``: every save is signed with it and a resume refuses a ledger
+    it did not sign (use the key that will sign the record).
     """
-    resolved = resolve_target(target)
-    config = _config(resolved, seed, budget_usd, max_turns, stop_at_game_over, mode, guidance)
+    resolved = resolve_target(target, contract)
+    config = _config(
+        resolved,
+        seed,
+        budget_usd,
+        max_turns,
+        stop_at_game_over,
+        mode,
+        guidance,
+        _settings(resolved, worker, settings),
+    )
     driver = _as_driver(agent)
     game = resolved.open(worker=worker)
     try:
@@ -153,6 +218,7 @@ async def acampaign(
             config,
             segment_turns=segment_turns,
             ledger=Path(ledger) if ledger is not None else None,
+            ledger_key=ledger_key,
             analyst=analyst,
             steering=steering,
             segments=segments,
@@ -181,7 +247,12 @@ def verify_record(
 ) -> VerificationReport:
     """Verify an unsigned record by replay on the target it names (or the one given).
 
-    Never raises on a malformed record: the report's checks say what is wrong.
+    ``target`` may be an ad-hoc spec; a record played on one needs ``contract``
+    (the verifier's own copy; its hash must match the record's pin). For a
+    ``gb:`` ROM the file must have the recorded SHA-256. Never raises on a
+    malformed record: the report's checks say what is wrong. The report's score
+    is recomputed from the contract, and library versions that differ from the
+    recorder's are listed (with a warning naming them when replay diverges).
     """
     parsed, why = parse_record(record)
     if parsed is None:
@@ -201,15 +272,25 @@ def verify_record(
                 )
             ]
         )
+    roms = parsed.provenance.roms or {}
+    pinned_rom = next(iter(roms.values())) if len(roms) == 1 else None
     try:
-        resolved = resolve_target(name)
+        resolved = resolve_target(name, contract, rom_sha256=pinned_rom)
         opened = resolved.open(worker=worker)
     except TargetError as exc:
         return VerificationReport.from_checks(
-            [CheckResult(id="target-pinned", passed=False, reason=str(exc))]
+            [CheckResult(id="target-pinned", passed=False, reason=str(exc))],
+            target=parsed.target.label,
+            calibrated=parsed.target.calibrated,
         )
     try:
-        return attest(parsed, opened, contract or resolved.contract)
+        return attest(
+            parsed,
+            opened,
+            resolved.contract,
+            libraries=target_libraries(resolved),
+            roms=target_roms(resolved),
+        )
     finally:
         opened.close()
 
@@ -220,19 +301,20 @@ def verify_signed(
     *,
     target: str | Target | None = None,
     worker: bool | None = None,
+    contract: Contract | None = None,
 ) -> VerificationReport:
     """Check the signature of a signed record, then verify the record by replay.
 
     Never raises on hostile input. Replay runs only when the signature checks
-    pass: an unsigned claim is not worth the compute.
+    pass: an unsigned claim is not worth the compute. ``target`` and
+    ``contract`` are as for :func:`verify_record`.
     """
     verdict = verify_envelope(envelope, keys)
     if not verdict.clean or verdict.record is None:
         return VerificationReport.from_checks(verdict.checks, key_id=verdict.key_id)
-    replayed = verify_record(verdict.record, target=target, worker=worker)
+    replayed = verify_record(verdict.record, target=target, worker=worker, contract=contract)
     return VerificationReport.from_checks(
         [*verdict.checks, *replayed.checks],
-        verified=replayed.verified,
-        milestones_total=replayed.milestones_total,
+        **replayed.model_dump(exclude={"verdict", "checks", "key_id"}),
         key_id=verdict.key_id,
     )

@@ -20,7 +20,7 @@ from playproof.core.observation import Observation
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord
-from playproof.engine import Ledger
+from playproof.engine import SignedLedger
 from playproof.sign import Envelope, Statement
 from playproof.targets import TargetSpec
 from playproof.verify import CalibrationReport, DiscoveryReport, ExplorationReport, MarkSet
@@ -48,7 +48,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "discovery-report": _model(DiscoveryReport),
     "exploration-report": _model(ExplorationReport),
     "marks": _model(MarkSet),
-    "ledger": _model(Ledger),
+    "ledger": _model(SignedLedger),
 }
 """Schema file stem -> generator."""
 

@@ -9,8 +9,9 @@ at least one check and every check passed; otherwise it is ``rejected``.
 'clean'
 >>> verdict_of([])
 'rejected'
->>> VerificationReport.from_checks([ok], verified=["m1"], milestones_total=3).verdict
-'clean'
+>>> report = VerificationReport.from_checks([ok], verified=["m1"], milestones_total=3)
+>>> report.verdict, str(report.score)
+('clean', '1 of 3')
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from typing import Annotated, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from playproof.core.score import Score
+
 __all__ = [
     "CHECK_IDS",
     "CheckId",
     "CheckResult",
+    "LibraryDifference",
     "Verdict",
     "VerificationReport",
     "verdict_of",
@@ -79,12 +83,35 @@ def verdict_of(checks: Iterable[CheckResult]) -> Verdict:
     return "clean" if results and all(c.passed for c in results) else "rejected"
 
 
+class LibraryDifference(BaseModel):
+    """A library whose version differs between the recorder and the verifier (None: absent)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    recorded: str | None
+    verifier: str | None
+
+    @property
+    def text(self) -> str:
+        """``"numpy 2.1.0 here, 1.26.4 when recorded"``."""
+        here = self.verifier or "not installed"
+        then = self.recorded or "absent"
+        return f"{self.name} {here} here, {then} when recorded"
+
+
 class VerificationReport(BaseModel):
     """What a verifier concluded: the verdict, every check, and the verified milestones.
 
     ``verified`` lists the milestones the verifier itself reproduced (graded,
     never all-or-nothing); ``milestones_total`` is the contract's total when
-    known. ``key_id`` names the key whose signature verified, if any.
+    known, ``milestones_identity`` how many of those are identity milestones
+    and ``identity_verified`` which reproduced ones are (both recomputed from
+    the contract the verifier pinned, never read from the record).
+    ``key_id`` names the key whose signature verified, if any. ``target`` is
+    the target's label and ``calibrated`` whether its contract went through
+    calibration. ``library_differences`` lists libraries whose versions differ
+    from the recorder's; ``warnings`` says so loudly when replay diverged.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,7 +120,13 @@ class VerificationReport(BaseModel):
     checks: list[CheckResult]
     verified: list[str] = Field(default_factory=list)
     milestones_total: Annotated[int, Field(ge=0)] | None = None
+    milestones_identity: Annotated[int, Field(ge=0)] | None = None
+    identity_verified: list[str] = Field(default_factory=list)
     key_id: str | None = None
+    target: str | None = None
+    calibrated: bool | None = None
+    library_differences: list[LibraryDifference] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _verdict_follows_checks(self) -> Self:
@@ -108,7 +141,13 @@ class VerificationReport(BaseModel):
         *,
         verified: Iterable[str] = (),
         milestones_total: int | None = None,
+        milestones_identity: int | None = None,
+        identity_verified: Iterable[str] = (),
         key_id: str | None = None,
+        target: str | None = None,
+        calibrated: bool | None = None,
+        library_differences: Iterable[LibraryDifference] = (),
+        warnings: Iterable[str] = (),
     ) -> VerificationReport:
         """Build a report whose verdict is derived from ``checks``."""
         results = list(checks)
@@ -117,7 +156,38 @@ class VerificationReport(BaseModel):
             checks=results,
             verified=list(verified),
             milestones_total=milestones_total,
+            milestones_identity=milestones_identity,
+            identity_verified=list(identity_verified),
             key_id=key_id,
+            target=target,
+            calibrated=calibrated,
+            library_differences=list(library_differences),
+            warnings=list(warnings),
+        )
+
+    @property
+    def earned(self) -> int:
+        """Earnable (legible) milestones replay reproduced."""
+        return len(self.verified) - len(self.identity_verified)
+
+    @property
+    def earnable(self) -> int | None:
+        """The contract's milestones that are not identity milestones (None: unknown)."""
+        if self.milestones_total is None:
+            return None
+        return self.milestones_total - (self.milestones_identity or 0)
+
+    @property
+    def score(self) -> Score | None:
+        """Earned over earnable, identity milestones apart; None when the total is unknown."""
+        earnable = self.earnable
+        if earnable is None:
+            return None
+        return Score(
+            earned=self.earned,
+            earnable=earnable,
+            identity_reached=len(self.identity_verified),
+            identity_total=self.milestones_identity or 0,
         )
 
     @property

@@ -54,10 +54,13 @@ from playproof.core.record import (
     Limits,
     Provenance,
     RunRecord,
+    RunSettings,
+    SourceCheckout,
     StopReason,
     TargetPin,
 )
 from playproof.core.replay import replay_in_session
+from playproof.core.score import Score, identity_ids
 from playproof.core.tracker import MilestoneTracker
 from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
 
@@ -92,7 +95,23 @@ class TurnReport:
     spent_usd: float
     new_milestones: tuple[str, ...]
     verified: int
+    """Milestones reached so far, identity milestones included."""
     milestones_total: int
+    earned: int = 0
+    """Earnable (legible) milestones reached so far."""
+    earnable: int = 0
+    """The contract's milestones that are not identity milestones."""
+
+    @property
+    def score(self) -> Score:
+        """The score so far (earned over earnable, identity milestones apart)."""
+        identity = self.milestones_total - self.earnable
+        return Score(
+            earned=self.earned,
+            earnable=self.earnable,
+            identity_reached=self.verified - self.earned,
+            identity_total=identity,
+        )
 
 
 @dataclass(frozen=True)
@@ -107,7 +126,16 @@ class EpisodeConfig:
     history: int = DEFAULT_HISTORY
     guidance: str | None = None
     libraries: Mapping[str, str] = field(default_factory=dict)
+    """Versions of the libraries that define the game (recorded as provenance)."""
     target_name: str | None = None
+    calibrated: bool | None = None
+    """Whether the target's contract was published through calibration (None: unknown)."""
+    roms: Mapping[str, str] | None = None
+    """ROM name -> SHA-256 of its bytes, for games that run a ROM."""
+    source: SourceCheckout | None = None
+    """The git checkout playproof runs from, when it is one."""
+    settings: RunSettings | None = None
+    """The run's configuration, secrets removed."""
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (
@@ -337,6 +365,9 @@ class DecisionLoop:
         decisions, record = self.decisions, self.decisions.append
         history, remember = self.history, self.history.append
         total = len(self.contract.milestones)
+        identity = identity_ids(self.contract)
+        earnable = total - len(identity)
+        earned = sum(1 for p in tracker.verified if p.id not in identity)
         track, clock = tracker.observe, time.perf_counter
         # Bound once: the capability checks and method lookups are per-run facts.
         advance = game.advance if isinstance(game, Advancing) else None
@@ -411,8 +442,20 @@ class DecisionLoop:
                 assert seen is not None
                 over, observation = now_over, seen
                 if on_turn is not None:
+                    if new:
+                        earned += sum(1 for m in new if m not in identity)
                     on_turn(
-                        TurnReport(turn, max_turns, word, spent, new, len(tracker.passed), total)
+                        TurnReport(
+                            turn,
+                            max_turns,
+                            word,
+                            spent,
+                            new,
+                            len(tracker.passed),
+                            total,
+                            earned,
+                            earnable,
+                        )
                     )
         finally:
             self.head, self.spent, self.unmeasured = chain.head, spent, unmeasured
@@ -430,6 +473,7 @@ class DecisionLoop:
             contract_hash=self.contract_hash,
             platform=descriptor.platform.family,
             verification_mode=self.mode,
+            calibrated=self.config.calibrated,
         )
 
     def limits(self) -> Limits:
@@ -449,6 +493,9 @@ class DecisionLoop:
         self, stop: StopReason, *, started_at: str | None = None, finished_at: str | None = None
     ) -> RunRecord:
         """The (unsigned) run record of the state as it stands."""
+        config = self.config
+        identity = identity_ids(self.contract)
+        claimed = tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in self.tracker.verified)
         return RunRecord(
             target=self.pin(),
             actor=self.actor(),
@@ -461,8 +508,10 @@ class DecisionLoop:
                 ]
             ),
             chain_head=self.head,
-            claimed=tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in self.tracker.verified),
+            claimed=claimed,
             milestones_total=len(self.contract.milestones),
+            milestones_identity=len(identity),
+            identity_claimed=tuple(c.id for c in claimed if c.id in identity),
             accounting=Accounting(
                 spent_usd=self.spent,
                 unmeasured_decisions=self.unmeasured,
@@ -473,8 +522,11 @@ class DecisionLoop:
             provenance=Provenance(
                 playproof=_playproof_version(),
                 python=platform.python_version(),
-                libraries=dict(self.config.libraries),
+                libraries=dict(config.libraries),
                 driver=provenance_of(self.driver),
+                roms=dict(config.roms) if config.roms is not None else None,
+                source=config.source,
+                settings=config.settings,
             ),
             started_at=started_at or self.started_at,
             finished_at=finished_at or now(),

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from playproof.core.record import ClaimedMilestone, StopReason
+from playproof.core.score import Score
 from playproof.engine._ledger import (
     MAX_GUIDANCE_CHARS,
     Analysis,
@@ -69,6 +70,8 @@ class SegmentReport(_Frozen):
     new_milestones: tuple[str, ...]
     verified: tuple[ClaimedMilestone, ...]
     milestones_total: int
+    identity_milestones: tuple[str, ...] = ()
+    """The contract's identity milestones (``save-hash``/``frame-hash``), scored apart."""
     observation: str
     """The text of the last observation."""
     trajectory: tuple[TrajectoryStep, ...]
@@ -80,9 +83,16 @@ class SegmentReport(_Frozen):
     """True when the campaign ends with this segment (hooks are not asked)."""
 
     @property
-    def score(self) -> str:
-        """Verified so far over the contract's total, e.g. ``"3 of 7"``."""
-        return f"{len(self.verified)} of {self.milestones_total}"
+    def score(self) -> Score:
+        """The score so far: earned over earnable, identity milestones apart (``"3 of 7"``)."""
+        identity = set(self.identity_milestones)
+        reached = sum(1 for m in self.verified if m.id in identity)
+        return Score(
+            earned=len(self.verified) - reached,
+            earnable=self.milestones_total - len(identity),
+            identity_reached=reached,
+            identity_total=len(identity),
+        )
 
 
 Analyst: TypeAlias = Callable[

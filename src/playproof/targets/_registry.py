@@ -67,17 +67,35 @@ class TargetSpec(BaseModel):
 
 @dataclass(frozen=True)
 class Target:
-    """A packaged target: spec, validated contract and reference input script."""
+    """A target: spec, validated contract and reference input script.
+
+    A packaged target comes from the registry. An ad-hoc one is built from a
+    spec such as ``gym:CartPole-v1`` (``adhoc`` holds it; its build is not
+    pinned in advance, the record pins it) and a contract the user supplied;
+    ``user_contract`` marks a contract that did not ship with the target.
+    """
 
     spec: TargetSpec
     contract: Contract
     reference: tuple[str, ...]
     folder: Path | None = field(default=None, compare=False)
+    adhoc: str | None = None
+    user_contract: bool = False
 
     @property
     def name(self) -> str:
-        """The registry name, e.g. ``native/2048``."""
-        return self.spec.name
+        """The registry name (``native/2048``) or the ad-hoc spec (``gym:CartPole-v1``)."""
+        return self.adhoc or self.spec.name
+
+    @property
+    def calibrated(self) -> bool:
+        """True only for a packaged target whose shipped contract went through calibration."""
+        return self.adhoc is None and not self.user_contract and self.spec.separates is not None
+
+    @property
+    def label(self) -> str:
+        """The name a listing shows, marked ``(uncalibrated)`` when not calibrated."""
+        return self.name if self.calibrated else f"{self.name} (uncalibrated)"
 
     def open(self, *, worker: bool | None = None, **overrides: Any) -> Game:
         """Build a fresh game session (in a worker process when ``worker``, else as declared).
@@ -94,7 +112,8 @@ class Target:
             game = WorkerGame(self.spec.factory, options)
         else:
             game = _load_factory(self.spec.factory)(**options)
-        if not overrides and game.descriptor.build.digest != self.spec.build_digest:
+        pinned = self.adhoc is None and not overrides
+        if pinned and game.descriptor.build.digest != self.spec.build_digest:
             actual = game.descriptor.build.digest
             game.close()
             raise TargetError(

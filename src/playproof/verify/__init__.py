@@ -1,7 +1,7 @@
 """Verification: recompute what a run earned; never calls an agent."""
 
 from playproof.core.report import CHECK_IDS, CheckResult, VerificationReport
-from playproof.verify._attest import attest, parse_record
+from playproof.verify._attest import attest, library_differences, parse_record
 from playproof.verify._calibrate import (
     DEFAULT_SWEEP_TURNS,
     DEFAULT_WALKS,
@@ -32,7 +32,14 @@ from playproof.verify._models import (
 from playproof.verify._publish import publication_problems
 from playproof.verify._replayer import Replayer, ReplayJob, SerialReplayer, trace_contract
 
-__all__ = ["CHECK_IDS", "CheckResult", "VerificationReport", "attest", "parse_record"]
+__all__ = [
+    "CHECK_IDS",
+    "CheckResult",
+    "VerificationReport",
+    "attest",
+    "library_differences",
+    "parse_record",
+]
 __all__ += [
     "CALIBRATION_SCHEMA",
     "DEFAULT_SWEEP_TURNS",

@@ -5,40 +5,45 @@ session it was handed (never one the record chose), recomputes the decision
 chain and the accounting, checks the limits and the target pin, and grades the
 claims against what replay reproduced. It never trusts a claimed result and
 never raises on hostile input; every problem becomes a failed check.
+
+The score in the report is recomputed from the contract the verifier holds:
+which milestones are identity milestones comes from the contract, not from the
+record. When the caller names the verifier's library versions (and ROM
+digests), the report lists those that differ from the recorder's, and warns by
+name when replay then fails to reproduce the record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
-
-from pydantic import ValidationError
 
 from playproof.core.chain import chain_head, genesis_hash
 from playproof.core.contract import Contract
 from playproof.core.game import Game, ReplayResult, VerificationMode
-from playproof.core.record import RunRecord, StopReason
+from playproof.core.record import RunRecord, StopReason, parse_run_record
 from playproof.core.replay import replay
-from playproof.core.report import CheckResult, VerificationReport
-from playproof.errors import PlayproofError
+from playproof.core.report import CheckResult, LibraryDifference, VerificationReport
+from playproof.core.score import identity_ids
+from playproof.errors import FormatError, PlayproofError
 
-__all__ = ["attest", "parse_record"]
+__all__ = ["attest", "library_differences", "parse_record"]
 
 _REPLAYABLE = (VerificationMode.REPLAY,)
 
 
 def parse_record(data: Any) -> tuple[RunRecord | None, str]:
-    """Validate ``data`` into a RunRecord, or return None and the first problem."""
+    """Read ``data`` (JSON text or parsed JSON) strictly into a RunRecord, or None and why.
+
+    Strict as the published schema: a string seed, a ``"yes"`` for a boolean or
+    a float turn is a malformed record, never coerced.
+    """
     if isinstance(data, RunRecord):
         return data, "record is a validated RunRecord"
     try:
-        return RunRecord.model_validate(data), "record matches playproof/run/v1"
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        return None, f"record is malformed at {where}: {first['msg']} ({exc.error_count()} errors)"
-    except (RecursionError, TypeError, ValueError) as exc:
-        return None, f"record is malformed: {type(exc).__name__}"
+        return parse_run_record(data), "record matches playproof/run/v1"
+    except FormatError as exc:
+        return None, f"record is malformed: {exc}"
 
 
 def _check(check_id: Any, passed: bool, reason: str) -> CheckResult:
@@ -59,6 +64,11 @@ def _pin(record: RunRecord, game: Game, contract: Contract) -> CheckResult:
     total = len(contract.milestones)
     if record.milestones_total != total:
         problems.append(f"record says {record.milestones_total} milestones, contract has {total}")
+    identity = len(identity_ids(contract))
+    if record.milestones_identity is not None and record.milestones_identity != identity:
+        problems.append(
+            f"record says {record.milestones_identity} identity milestones, contract has {identity}"
+        )
     if problems:
         return _check("target-pinned", False, "; ".join(problems))
     return _check("target-pinned", True, f"{descriptor.id} build {descriptor.build.digest[:12]}")
@@ -182,6 +192,15 @@ def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> Chec
                 f"{claim.id} is claimed at turn {claim.turn}, replay reached it at turn "
                 f"{reproduced[claim.id]}"
             )
+    if record.identity_claimed is not None:
+        identity = identity_ids(contract)
+        said = set(record.identity_claimed)
+        actual = {c.id for c in record.claimed if c.id in identity}
+        if said != actual:
+            problems.append(
+                f"record counts {sorted(said) or 'none'} as identity milestones, the contract "
+                f"makes {sorted(actual) or 'none'} of its claims identity milestones"
+            )
     if problems:
         return _check("claims-reproduced", False, "; ".join(problems))
     unclaimed = [m for m in reproduced if m not in seen]
@@ -189,16 +208,69 @@ def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> Chec
     return _check("claims-reproduced", True, f"{len(seen)} claims reproduced by replay{note}")
 
 
-def attest(data: Any, game: Game, contract: Contract) -> VerificationReport:
+def library_differences(
+    record: RunRecord,
+    libraries: Mapping[str, str] | None,
+    roms: Mapping[str, str] | None = None,
+) -> list[LibraryDifference]:
+    """Libraries (and ROMs, as ``rom:NAME``) whose versions differ from the recorder's.
+
+    Only what both sides know is compared: a record that names no libraries
+    (written before they were recorded) yields nothing, and so does a
+    verifier that names none.
+    """
+    found: list[LibraryDifference] = []
+    pairs = [(record.provenance.libraries, libraries, "")]
+    if record.provenance.roms is not None:
+        pairs.append((record.provenance.roms, roms, "rom:"))
+    for recorded, here, prefix in pairs:
+        if not recorded or here is None:
+            continue
+        for name in sorted(set(recorded) | set(here)):
+            then, now = recorded.get(name), here.get(name)
+            if then != now:
+                found.append(LibraryDifference(name=prefix + name, recorded=then, verifier=now))
+    return found
+
+
+_DIVERGED = frozenset({"target-pinned", "claims-reproduced", "limits-respected"})
+"""Checks whose failure means replay did not reproduce the run as recorded."""
+
+
+def _warnings(checks: Sequence[CheckResult], differences: Sequence[LibraryDifference]) -> list[str]:
+    if not differences or not any(c.id in _DIVERGED and not c.passed for c in checks):
+        return []
+    named = "; ".join(d.text for d in differences)
+    return [
+        f"replay did not reproduce the record and the verifier's libraries differ from the "
+        f"recorder's: {named}; verify again with the recorded versions installed"
+    ]
+
+
+def attest(
+    data: Any,
+    game: Game,
+    contract: Contract,
+    *,
+    libraries: Mapping[str, str] | None = None,
+    roms: Mapping[str, str] | None = None,
+) -> VerificationReport:
     """Verify a run record (model or raw JSON) by replay on ``game`` against ``contract``.
 
     ``verified`` in the report lists what replay reproduced, in the order it
-    passed. The verdict is ``clean`` only when every check passes.
+    passed; ``identity_verified`` the identity milestones among them. The
+    verdict is ``clean`` only when every check passes. ``libraries`` (name ->
+    version) and ``roms`` (name -> SHA-256) describe the verifier's side; when
+    given, differences from the recorder's are reported, and a warning names
+    them when replay diverged.
     """
+    identity = identity_ids(contract)
     record, why = parse_record(data)
     if record is None:
         return VerificationReport.from_checks(
-            [_check("record-well-formed", False, why)], milestones_total=len(contract.milestones)
+            [_check("record-well-formed", False, why)],
+            milestones_total=len(contract.milestones),
+            milestones_identity=len(identity),
         )
     checks = [
         _check("record-well-formed", True, why),
@@ -217,6 +289,15 @@ def attest(data: Any, game: Game, contract: Contract) -> VerificationReport:
             claims = _check("claims-reproduced", False, f"replay failed: {exc}")
     checks += [_limits(record, result), claims]
     verified: Sequence[str] = [p.id for p in result.verified] if result is not None else ()
+    differences = library_differences(record, libraries, roms)
     return VerificationReport.from_checks(
-        checks, verified=verified, milestones_total=len(contract.milestones)
+        checks,
+        verified=verified,
+        milestones_total=len(contract.milestones),
+        milestones_identity=len(identity),
+        identity_verified=[m for m in verified if m in identity],
+        target=record.target.label,
+        calibrated=record.target.calibrated,
+        library_differences=differences,
+        warnings=_warnings(checks, differences),
     )
