@@ -40,18 +40,19 @@ def test_every_shipped_corpus_is_whole_and_verified(name: str) -> None:
     assert len(sums) == PINNED_FILES[name]
 
 
-def test_the_gradable_corpus_loads_from_the_package() -> None:
-    assert SHIPPED == ("blargg",)
-    manifest_path, answers_path, roms = shipped_paths("blargg")
+@pytest.mark.parametrize(("name", "cases"), [("blargg", 43), ("dmg-acid2", 1), ("mooneye", 66)])
+def test_the_gradable_corpora_load_from_the_package(name: str, cases: int) -> None:
+    assert SHIPPED == ("blargg", "dmg-acid2", "mooneye")
+    manifest_path, answers_path, roms = shipped_paths(name)
     assert manifest_path.parent == answers_path.parent == roms.parent
     manifest = load_manifest(manifest_path)
     corpus = load_corpus(manifest, roms)  # refuses any file whose digest differs
-    assert len(corpus.roms) == manifest.denominator == 43
+    assert len(corpus.roms) == manifest.denominator == cases
 
 
 def test_a_corpus_without_a_manifest_is_not_gradable_by_name() -> None:
-    assert (corpus_dir("mooneye") / "SHA256SUMS").is_file()
-    with pytest.raises(TargetError, match="no gradable shipped corpus 'mooneye'"):
-        shipped_paths("mooneye")
+    assert (corpus_dir("chip8") / "SHA256SUMS").is_file()
+    with pytest.raises(TargetError, match="no gradable shipped corpus 'chip8'"):
+        shipped_paths("chip8")
     with pytest.raises(TargetError, match="no shipped corpus 'nes'"):
         corpus_dir("nes")

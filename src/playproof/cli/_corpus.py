@@ -1,4 +1,4 @@
-"""Corpus commands: ``corpus build``, ``corpus answers``, ``grade``, ``task ...``.
+"""Corpus commands: ``corpus build``, ``corpus answers``, ``corpus list``, ``grade``, ``task ...``.
 
 Importing this module registers them on :data:`playproof.cli._app.app`.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,7 +41,8 @@ from playproof.corpus import (
     sign_grade,
     verify_grade,
 )
-from playproof.corpus._build import draft_cases
+from playproof.corpus._build import build_acid2, build_mooneye, draft_cases, mooneye_applies
+from playproof.corpus._catalog import REFERENCE_RESULTS, list_corpora
 from playproof.corpus._grading import candidate_digest, command_candidate
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
 
@@ -68,43 +70,105 @@ def _write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
 
 
+class BuildKind(StrEnum):
+    """Where ``corpus build`` takes the expected answers from."""
+
+    REFERENCE = "reference"
+    MOONEYE = "mooneye"
+    ACID2 = "dmg-acid2"
+
+
 @corpus_app.command("build")
 def corpus_build(
     roms: Annotated[Path, typer.Option(help="Folder of ROMs with a SHA256SUMS file.")],
     out: Annotated[Path, typer.Option(help="Folder for manifest.json and answers.json.")],
-    corpus_id: Annotated[str, typer.Option("--id", help="Corpus id.")] = "blargg",
+    corpus_id: Annotated[
+        str | None,
+        typer.Option("--id", help="Corpus id (default: blargg, or the --kind name)."),
+    ] = None,
     version: Annotated[str, typer.Option(help="Corpus version.")] = "1",
+    kind: Annotated[
+        BuildKind,
+        typer.Option(
+            help="Where the answers come from: the reference's results (keep what it "
+            "passes), the Mooneye register convention, or the dmg-acid2 reference picture "
+            "(both also write reference.json, the reference's own grade)."
+        ),
+    ] = BuildKind.REFERENCE,
     jobs: Annotated[int, typer.Option(help="Parallel reference processes.")] = 2,
     json_output: JsonFlag = False,
 ) -> None:
-    """Run the reference emulator on every ROM; keep what it passes, list what it does not."""
+    """Build a corpus's manifest and expected answers from a folder of pinned ROMs."""
     quiet = _wants_json(json_output)
+    if corpus_id is None:
+        corpus_id = "blargg" if kind == BuildKind.REFERENCE else kind.value
     sums = read_sums(roms)
-    progress, task = _progress(len(draft_cases(sums)), quiet, "reference")
+    if kind == BuildKind.MOONEYE:
+        total = sum(mooneye_applies(case.file) for case in draft_cases(sums))
+    else:
+        total = 1 if kind == BuildKind.ACID2 else len(draft_cases(sums))
+    progress, task = _progress(total, quiet, "reference")
+
+    def advance(observation: CaseObservation) -> None:
+        progress.update(task, advance=1, status=observation.case_id[-30:])
+
+    reference = None
     with progress:
-        manifest, answers = build_corpus(
-            roms,
-            sums=sums,
-            corpus_id=corpus_id,
-            version=version,
-            jobs=jobs,
-            on_case=lambda o: progress.update(task, advance=1, status=o.case_id[-30:]),
-        )
+        if kind == BuildKind.REFERENCE:
+            manifest, answers = build_corpus(
+                roms, sums=sums, corpus_id=corpus_id, version=version, jobs=jobs, on_case=advance
+            )
+        else:
+            build = build_mooneye if kind == BuildKind.MOONEYE else build_acid2
+            built = build(
+                roms, sums=sums, corpus_id=corpus_id, version=version, jobs=jobs, on_case=advance
+            )
+            manifest, answers, reference = built.manifest, built.answers, built.reference
     _write_json(out / "manifest.json", manifest.model_dump(mode="json"))
     _write_json(out / "answers.json", answers.model_dump(mode="json"))
+    if reference is not None:
+        _write_json(out / REFERENCE_RESULTS, reference.model_dump(mode="json"))
     summary = {
         "cases": manifest.denominator,
         "excluded": len(manifest.excluded),
+        "reference_passed": reference.passed if reference is not None else None,
         "corpus_digest": manifest.digest,
         "out": str(out),
     }
     if quiet:
         _emit(summary)
     else:
+        passed = (
+            f"; the reference passes {reference.passed} of {reference.denominator}"
+            if reference is not None
+            else ""
+        )
         console.print(
             f"{manifest.denominator} cases, {len(manifest.excluded)} excluded "
-            f"(see manifest.json), digest {manifest.digest[:16]}..., written to {out}"
+            f"(see manifest.json){passed}, digest {manifest.digest[:16]}..., written to {out}"
         )
+
+
+@corpus_app.command("list")
+def corpus_list(json_output: JsonFlag = False) -> None:
+    """Every shipped corpus: platform, ROMs, graded cases, licence and source pin."""
+    listing = list_corpora()
+    if _wants_json(json_output):
+        _emit([entry.model_dump(mode="json") for entry in listing])
+        return
+    for entry in listing:
+        if entry.denominator is None:
+            graded = f"{entry.roms} ROMs, no manifest (not graded yet)"
+        else:
+            cases = "case" if entry.denominator == 1 else "cases"
+            graded = f"{entry.denominator} {cases} graded of {entry.roms} ROMs"
+            if entry.excluded:
+                graded += f" ({entry.excluded} left out)"
+            if entry.reference_passed is not None:
+                graded += f"; the reference passes {entry.reference_passed}"
+        console.print(line(styled(entry.name, "bold"), f" ({entry.platform}): {graded}"))
+        console.print(line(f"  licence {entry.licence}"))
+        console.print(line(f"  source {entry.source}"))
 
 
 @corpus_app.command("answers")

@@ -101,6 +101,8 @@ def _memory(answer: MemoryAnswer, seen: CaseObservation) -> tuple[bool, str]:
 
 
 def _registers(answer: RegistersAnswer, seen: CaseObservation) -> tuple[bool, str]:
+    if seen.at_breakpoint is False:
+        return False, "no LD B,B breakpoint within the frame budget (RUNBP answered LIMIT)"
     if seen.registers is None:
         return False, "no registers were read"
     wrong = [

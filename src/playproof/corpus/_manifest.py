@@ -30,6 +30,8 @@ __all__ = [
     "CorpusCase",
     "CorpusManifest",
     "ExcludedCase",
+    "ReferenceCase",
+    "ReferenceResults",
     "FramebufferAnswer",
     "MemoryAnswer",
     "RegistersAnswer",
@@ -38,6 +40,7 @@ __all__ = [
     "load_answers",
     "load_corpus",
     "load_manifest",
+    "load_reference_results",
 ]
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -112,7 +115,8 @@ class CorpusCase(BaseModel):
 
 
 class ExcludedCase(BaseModel):
-    """A file left out at build time because the reference emulator does not pass it."""
+    """A file left out at build time, with the reason (the reference fails it, or it does
+    not apply to the corpus's hardware model)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -192,7 +196,11 @@ class RegistersAnswer(BaseModel):
 
 
 class FramebufferAnswer(BaseModel):
-    """Pass when the SHA-256 of the final screen (shade bytes) equals this."""
+    """Pass when the SHA-256 of the screen after the case's frames equals this.
+
+    The hashed bytes are the 160x144 frame, row-major, three bytes (R, G, B) per
+    pixel, shades 0..3 as the grey levels 0xFF, 0xAA, 0x55, 0x00.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -233,6 +241,53 @@ class CorpusAnswers(BaseModel):
             )
 
 
+class ReferenceCase(BaseModel):
+    """How the reference candidate did on one case (graded like any candidate)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case_id: CaseId
+    passed: bool
+    reason: Annotated[str, Field(max_length=200)]
+
+
+class ReferenceResults(BaseModel):
+    """The reference candidate's grade on a corpus whose answers do not come from it.
+
+    Where the expected answers are a suite's own convention (Mooneye) or its
+    author's picture (dmg-acid2), the reference may fail some cases; they stay
+    in the denominator and this file records which, bound to the manifest.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    corpus_id: str
+    manifest_digest: Sha256
+    reference: Annotated[str, Field(max_length=200)]
+    passed: Annotated[int, Field(ge=0, le=MAX_CASES)]
+    denominator: Annotated[int, Field(ge=1, le=MAX_CASES)]
+    results: tuple[ReferenceCase, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if len(self.results) != self.denominator:
+            raise ValueError(f"{len(self.results)} results for a denominator of {self.denominator}")
+        if sum(r.passed for r in self.results) != self.passed:
+            raise ValueError("the pass count is not the number of passing results")
+        return self
+
+    def check_against(self, manifest: CorpusManifest) -> None:
+        """Raise FormatError unless these results cover exactly ``manifest``'s cases."""
+        if self.manifest_digest != manifest.digest or self.corpus_id != manifest.corpus_id:
+            raise FormatError(
+                f"the reference results are for manifest {self.manifest_digest[:16]}..., "
+                f"not {manifest.digest[:16]}... of {manifest.corpus_id!r}"
+            )
+        if [r.case_id for r in self.results] != [c.id for c in manifest.cases]:
+            raise FormatError("the reference results do not list the manifest's cases in order")
+
+
 def _model(model: type[M], path: Path, limit: int, what: str) -> M:
     data = read_bounded(path, limit, what)
     parse_json(data, limit=limit, what=f"{what} {path}")  # no repeated keys, no NaN
@@ -253,6 +308,13 @@ def load_answers(path: Path, manifest: CorpusManifest) -> CorpusAnswers:
     answers = _model(CorpusAnswers, path, MAX_ANSWERS_BYTES, "answers file")
     answers.check_against(manifest)
     return answers
+
+
+def load_reference_results(path: Path, manifest: CorpusManifest) -> ReferenceResults:
+    """Read a reference-results file and refuse it unless it matches ``manifest``."""
+    results = _model(ReferenceResults, path, MAX_ANSWERS_BYTES, "reference results")
+    results.check_against(manifest)
+    return results
 
 
 @dataclass(frozen=True)

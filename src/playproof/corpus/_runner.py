@@ -44,7 +44,7 @@ from playproof.corpus._protocol import (
     CandidateTimeout,
     ProtocolBreach,
 )
-from playproof.corpus._wire import CYCLES_PER_FRAME, SCREEN_BYTES
+from playproof.corpus._wire import CYCLES_PER_FRAME, SCREEN_BYTES, screen_rgb
 
 __all__ = [
     "MAX_SERIAL_BYTES",
@@ -85,7 +85,10 @@ class CaseObservation(BaseModel):
     memory: Annotated[str, Field(max_length=2 * RESULT_BLOCK_BYTES)] | None = None
     """Hex of the bytes at the case's result address, as last read."""
     registers: dict[str, int] | None = None
+    at_breakpoint: bool | None = None
+    """``until-breakpoint``: True when ``RUNBP`` answered ``BREAK``, False on ``LIMIT``."""
     screen_sha256: str | None = None
+    """SHA-256 of the screen as R, G, B bytes per pixel, row-major (``_wire.screen_rgb``)."""
     wall_seconds: float = 0.0
     stderr_tail: Annotated[str, Field(max_length=MAX_STDERR_TAIL)] = ""
 
@@ -140,6 +143,7 @@ class _Collected:
     serial: bytearray = field(default_factory=bytearray)
     memory: bytes | None = None
     registers: dict[str, int] | None = None
+    at_breakpoint: bool | None = None
     screen: str | None = None
 
     def add_serial(self, data: bytes) -> None:
@@ -160,6 +164,7 @@ def _drive(channel: CandidateChannel, case: CorpusCase, rom: bytes, seen: _Colle
         if reply not in ("BREAK", "LIMIT"):
             raise ProtocolBreach(f"RUNBP answered {reply[:40]!r}")
         seen.frames = case.budget_frames
+        seen.at_breakpoint = reply == "BREAK"
         seen.registers = _regs(channel.request("REGS"))
         seen.add_serial(channel.data("SERIAL"))
         return
@@ -170,7 +175,10 @@ def _drive(channel: CandidateChannel, case: CorpusCase, rom: bytes, seen: _Colle
         screen = channel.data("SCREEN", SCREEN_BYTES)
         if len(screen) != SCREEN_BYTES:
             raise ProtocolBreach(f"SCREEN sent {len(screen)} bytes, expected {SCREEN_BYTES}")
-        seen.screen = sha256_hex(screen)
+        try:
+            seen.screen = sha256_hex(screen_rgb(screen))
+        except ValueError as exc:
+            raise ProtocolBreach(f"SCREEN: {exc}") from None
         return
     settling = False
     while seen.frames < case.budget_frames:
@@ -296,6 +304,7 @@ class _Slot:
             serial=bytes(seen.serial).decode("latin-1") if seen.serial else "",
             memory=seen.memory.hex() if seen.memory is not None else None,
             registers=seen.registers,
+            at_breakpoint=seen.at_breakpoint,
             screen_sha256=seen.screen,
             wall_seconds=round(time.monotonic() - started, 4),
             stderr_tail=tail,

@@ -20,6 +20,9 @@ __all__ = [
     "SCREEN_BYTES",
     "SCREEN_HEIGHT",
     "SCREEN_WIDTH",
+    "RGB_SCREEN_BYTES",
+    "SHADE_RGB",
+    "screen_rgb",
 ]
 
 PROTOCOL_NAME: Final = "playproof-corpus"
@@ -37,7 +40,26 @@ SCREEN_HEIGHT: Final = 144
 SCREEN_BYTES: Final = SCREEN_WIDTH * SCREEN_HEIGHT
 """``SCREEN`` returns one shade byte (0 lightest .. 3 darkest) per pixel, row-major."""
 
+SHADE_RGB: Final = (0xFF, 0xAA, 0x55, 0x00)
+"""The grey level (R = G = B) of each DMG shade 0..3 in a hashed screen."""
+RGB_SCREEN_BYTES: Final = SCREEN_BYTES * 3
+
 CYCLES_PER_FRAME: Final = 70224
 """T-cycles in one DMG frame (4.194304 MHz / 59.7275 Hz)."""
 
 BUTTONS: Final = ("a", "b", "start", "select", "up", "down", "left", "right")
+
+
+def screen_rgb(shades: bytes) -> bytes:
+    """The frame as the ``framebuffer`` criterion hashes it: R, G, B per pixel, row-major.
+
+    Each shade byte (0..3) becomes three equal bytes from :data:`SHADE_RGB`;
+    a byte above 3 raises ValueError.
+    """
+    table = bytes(b for level in SHADE_RGB for b in (level, level, level))
+    out = bytearray(len(shades) * 3)
+    for index, shade in enumerate(shades):
+        if shade > 3:
+            raise ValueError(f"pixel {index} has shade {shade}, expected 0..3")
+        out[3 * index : 3 * index + 3] = table[3 * shade : 3 * shade + 3]
+    return bytes(out)

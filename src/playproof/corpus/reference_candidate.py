@@ -58,11 +58,22 @@ class Machine:
         self.pyboy.set_emulation_speed(0)
         self.serial = bytearray()
 
-    def run_frames(self, frames: int) -> None:
-        """Emulate ``frames`` frames, draining the serial buffer as it goes."""
+    def run_frames(self, frames: int, draw: bool = True) -> None:
+        """Emulate ``frames`` frames, draining the serial buffer as it goes.
+
+        With ``draw`` every frame is drawn, one ``tick`` each, so ``SCREEN``
+        shows the frame this call completed: PyBoy draws only the last frame of
+        a longer ``tick``, and a frame drawn after undrawn ones can come out
+        wrong (dmg-acid2 differs in 130 pixels). ``RUNBP`` reads no screen and
+        draws nothing.
+        """
         while frames > 0:
             step = min(frames, SERIAL_CHUNK_FRAMES)
-            self.pyboy.tick(step, False, False)
+            if draw:
+                for _ in range(step):
+                    self.pyboy.tick(1, True, False)
+            else:
+                self.pyboy.tick(step, False, False)
             self._drain()
             frames -= step
 
@@ -81,9 +92,7 @@ class Machine:
         return here == JR_SELF and int(memory[(pc - 1) & 0xFFFF]) == LD_B_B
 
     def screen(self) -> bytes:
-        """The last frame as one shade byte per pixel."""
-        self.pyboy.tick(1, True, False)
-        self._drain()
+        """The frame the last ``FRAMES`` completed, as one shade byte per pixel."""
         rgba = self.pyboy.screen.ndarray
         rgb = (
             (rgba[:, :, 0].astype("uint32") << 16)
@@ -160,8 +169,11 @@ class Session:
             return _data(payload)
         if verb == "REGS" and not args:
             regs = self._need().pyboy.register_file
-            names = ("A", "F", "B", "C", "D", "E", "H", "L")
+            names = ("A", "F", "B", "C", "D", "E")
             parts = [f"{n}={int(getattr(regs, n)) & 0xFF:02x}" for n in names]
+            # PyBoy keeps H and L as one HL register.
+            hl = int(regs.HL) & 0xFFFF
+            parts += [f"H={hl >> 8:02x}", f"L={hl & 0xFF:02x}"]
             parts += [f"SP={int(regs.SP) & 0xFFFF:04x}", f"PC={int(regs.PC) & 0xFFFF:04x}"]
             return ("OK " + " ".join(parts) + "\n").encode()
         if verb == "MEM" and len(args) == 2:
@@ -188,7 +200,7 @@ class Session:
         machine = self._need()
         frames = -(-max_cycles // CYCLES_PER_FRAME)
         for _ in range(frames):
-            machine.run_frames(1)
+            machine.run_frames(1, draw=False)
             if machine.at_breakpoint():
                 return b"OK BREAK\n"
         return b"OK LIMIT\n"
