@@ -41,6 +41,7 @@ def test_exported_names_are_exactly_the_intended_ones() -> None:
         "sign_predicate",
         "sign_record",
         "sign_statement",
+        "statement_payload",
         "verify_envelope",
         "verify_statement",
     }

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from playproof.core.canonical import digest
 from playproof.sign import (
     STATEMENT_TYPE,
     PredicateKind,
@@ -33,8 +32,9 @@ class Grade(BaseModel):
 GRADE = PredicateKind[Grade](
     predicate_type="https://example.com/grade/v1",
     write=lambda g: g.model_dump(mode="json"),
-    read=Grade.model_validate,
-    subjects=lambda g: {"grade": digest(g.model_dump(mode="json"))},
+    read=lambda text: Grade.model_validate_json(text, strict=True),
+    self_subject="grade",
+    pins=lambda g: {},
 )
 
 

@@ -28,6 +28,7 @@ playproof.errors.ContractError: invalid contract (1 violation): the contract has
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal
@@ -252,9 +253,18 @@ def _describe(error: Mapping[str, Any]) -> str:
 
 
 def parse_contract(data: Any) -> Contract:
-    """Validate raw JSON data into a :class:`Contract`, reporting every violation at once."""
+    """Validate raw JSON data into a :class:`Contract`, reporting every violation at once.
+
+    Strict as the published schema: a ``"1"`` or ``1.0`` where an integer
+    belongs is a violation, not coerced.
+    """
     try:
-        return Contract.model_validate(data)
+        # Written back as JSON text (1.0 stays 1.0) and read in strict JSON mode.
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ContractError([f"the contract is not JSON data: {type(exc).__name__}"]) from exc
+    try:
+        return Contract.model_validate_json(text, strict=True)
     except ValidationError as exc:
         violations = [_describe(err) for err in exc.errors()]
     entries = _raw_entries(data)

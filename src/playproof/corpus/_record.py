@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from playproof.core.canonical import digest
+from playproof.core.canonical import validate_strict
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._jail import Isolation, JailLimits
@@ -130,23 +130,20 @@ def grade_record(
     )
 
 
-def _subjects(record: GradeRecord) -> dict[str, str]:
-    return {
-        "grade-record": digest(record.to_json()),
-        "corpus": record.corpus_digest,
-        "candidate": record.candidate.build_digest,
-    }
+def _pins(record: GradeRecord) -> dict[str, str]:
+    return {"corpus": record.corpus_digest, "candidate": record.candidate.build_digest}
 
 
-def _read(predicate: dict[str, Any]) -> GradeRecord:
-    return GradeRecord.model_validate(predicate)
+def _read(text: bytes) -> GradeRecord:
+    return validate_strict(GradeRecord, text, what="grade record")
 
 
 GRADE_RECORD: PredicateKind[GradeRecord] = PredicateKind(
     predicate_type=GRADE_PREDICATE_TYPE,
     write=GradeRecord.to_json,
     read=_read,
-    subjects=_subjects,
+    self_subject="grade-record",
+    pins=_pins,
 )
 """The grade-record predicate kind."""
 

@@ -33,6 +33,7 @@ from playproof.sign._statement import (
     make_statement,
     sign_predicate,
     sign_statement,
+    statement_payload,
 )
 from playproof.sign._verify import SIGNATURE_CHECK_IDS, StatementVerdict, verify_statement
 
@@ -63,6 +64,7 @@ __all__ = [
     "sign_predicate",
     "sign_record",
     "sign_statement",
+    "statement_payload",
     "verify_envelope",
     "verify_statement",
 ]

@@ -15,9 +15,9 @@ import json
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from playproof.core.canonical import parse_json
+from playproof.core.canonical import parse_json, parse_model, validate_strict
 from playproof.errors import FormatError
 from playproof.sign._keys import SigningKey, VerifyingKey
 
@@ -111,7 +111,7 @@ class Envelope(BaseModel):
 
 
 def parse_envelope(data: bytes | str | Any) -> Envelope:
-    """Read an envelope from JSON text or an already-parsed JSON object.
+    """Read an envelope from JSON text or an already-parsed JSON object, strictly.
 
     Raises :class:`~playproof.errors.FormatError` with the reason; never
     anything else for any input.
@@ -125,22 +125,15 @@ def parse_envelope(data: bytes | str | Any) -> Envelope:
         raw = bytes(data) if not isinstance(data, str) else data
         value = parse_json(raw, limit=MAX_ENVELOPE_BYTES, what="envelope")
     else:
-        value = data
+        raw, value = None, data
     if not isinstance(value, dict):
         raise FormatError(f"an envelope is a JSON object, not {type(value).__name__}")
     try:
-        return Envelope.model_validate(value)
-    except ValidationError as exc:
-        raise FormatError(f"not a DSSE envelope: {_first_errors(exc)}") from exc
-
-
-def _first_errors(exc: ValidationError, limit: int = 3) -> str:
-    parts = []
-    for error in exc.errors(include_url=False, include_input=False)[:limit]:
-        where = ".".join(str(p) for p in error["loc"]) or "envelope"
-        parts.append(f"{where}: {error['msg']}")
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+        if raw is not None:  # the text itself, checked above for repeated keys and NaN
+            return validate_strict(Envelope, raw, what="envelope")
+        return parse_model(Envelope, value, limit=MAX_ENVELOPE_BYTES, what="envelope")
+    except FormatError as exc:
+        raise FormatError(f"not a DSSE envelope: {exc}") from exc
 
 
 def sign_payload(payload_type: str, payload: bytes, keys: Sequence[SigningKey]) -> Envelope:
@@ -157,19 +150,24 @@ def sign_payload(payload_type: str, payload: bytes, keys: Sequence[SigningKey]) 
     )
 
 
-def signing_key_id(envelope: Envelope, trusted: Sequence[VerifyingKey]) -> tuple[str | None, str]:
+def signing_key_id(
+    envelope: Envelope, trusted: Sequence[VerifyingKey], payload: bytes | None = None
+) -> tuple[str | None, str]:
     """The id of a trusted key whose signature verifies, or None, and a reason either way.
 
     A signature counts only when its ``keyid`` names a trusted key and the
-    Ed25519 signature over the PAE verifies with that key.
+    Ed25519 signature over the PAE verifies with that key. ``payload`` is the
+    decoded payload when the caller has it already (decoding a long record
+    costs as much as checking it).
     """
     if not trusted:
         return None, "no trusted key given"
     by_id = {key.key_id: key for key in trusted}
-    try:
-        payload = envelope.payload_bytes()
-    except FormatError as exc:
-        return None, f"payload is not base64: {exc}"
+    if payload is None:
+        try:
+            payload = envelope.payload_bytes()
+        except FormatError as exc:
+            return None, f"payload is not base64: {exc}"
     message = pae(envelope.payloadType, payload)
     problems: list[str] = []
     for index, signature in enumerate(envelope.signatures):

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import sha256_hex
 from playproof.errors import SigningKeyError
 
@@ -39,16 +40,8 @@ PRIVATE_KEY_MODE = 0o600
 
 
 def _read_key_file(path: Path, what: str) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SigningKeyError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise SigningKeyError(
-            f"{what} {path} is over {MAX_KEY_FILE_BYTES} bytes; it is not an Ed25519 key file"
-        )
-    return data
+    # The bounded reader refuses a FIFO, a device or a folder before reading a byte.
+    return read_bounded(path, MAX_KEY_FILE_BYTES, what, SigningKeyError)
 
 
 def _write_key_file(path: Path, data: bytes, *, mode: int, overwrite: bool, what: str) -> None:

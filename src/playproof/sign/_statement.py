@@ -5,6 +5,11 @@ the predicate itself. A :class:`PredicateKind` ties a predicate type to a Python
 type: how to write it, how to read it back, and which subjects it must carry.
 Run records are one kind; grade records reuse the same machinery.
 
+The predicate's canonical bytes are computed once per signature: their SHA-256
+is the predicate's own subject, and the same bytes are spliced into the
+canonical statement (an object's canonical form is its members in order), so a
+long record is never serialized twice.
+
 >>> s = make_statement({"run-record": "a" * 64}, "https://example.com/p/v1", {"x": 1})
 >>> s.to_json()["_type"]
 'https://in-toto.io/Statement/v1'
@@ -18,7 +23,7 @@ from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from playproof.core.canonical import canonical_json
+from playproof.core.canonical import canonical_json, canonical_object, sha256_hex
 from playproof.sign._dsse import Envelope, sign_payload
 from playproof.sign._keys import SigningKey
 
@@ -31,6 +36,7 @@ __all__ = [
     "make_statement",
     "sign_predicate",
     "sign_statement",
+    "statement_payload",
 ]
 
 STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
@@ -100,6 +106,29 @@ def make_statement(
     )
 
 
+def statement_payload(subjects: Mapping[str, str], predicate_type: str, predicate: bytes) -> bytes:
+    """The canonical statement bytes, from the predicate's canonical bytes (spliced in as is).
+
+    Equal to ``make_statement(subjects, predicate_type, value).to_payload()``
+    when ``predicate`` is ``canonical_json(value)``; the predicate is not
+    serialized again.
+    """
+    listed = [
+        Subject(name=name, digest={"sha256": sha}).model_dump(mode="json")
+        for name, sha in subjects.items()
+    ]
+    if not 1 <= len(listed) <= MAX_SUBJECTS:
+        raise ValueError(f"a statement has 1 to {MAX_SUBJECTS} subjects, not {len(listed)}")
+    return canonical_object(
+        {
+            "_type": canonical_json(STATEMENT_TYPE),
+            "predicate": predicate,
+            "predicateType": canonical_json(predicate_type),
+            "subject": canonical_json(listed),
+        }
+    )
+
+
 def sign_statement(statement: Statement, keys: SigningKey | Sequence[SigningKey]) -> Envelope:
     """Wrap ``statement`` in a DSSE envelope signed by ``keys``."""
     signers = [keys] if isinstance(keys, SigningKey) else list(keys)
@@ -110,23 +139,62 @@ def sign_statement(statement: Statement, keys: SigningKey | Sequence[SigningKey]
 class PredicateKind(Generic[P]):
     """How one predicate type maps to a Python value and to the subjects it must carry.
 
-    ``read`` may raise ``ValueError`` (pydantic's ``ValidationError`` is one) or
-    :class:`~playproof.errors.FormatError`; a verifier reports it as a failed check.
+    The predicate's own subject (``self_subject``) is the SHA-256 of its
+    canonical JSON bytes, computed from those bytes; ``pins`` gives the other
+    subjects (what the predicate is about, e.g. a build digest). ``read``
+    turns the predicate's JSON text (already checked for duplicate keys and
+    NaN) into the value, strictly; it may raise ``ValueError`` or
+    :class:`~playproof.errors.FormatError`, which a verifier reports as a
+    failed check.
     """
 
     predicate_type: str
     write: Callable[[P], dict[str, Any]]
-    read: Callable[[dict[str, Any]], P]
-    subjects: Callable[[P], dict[str, str]]
-    """The subjects (name -> sha256 hex) a statement about this value must have."""
+    read: Callable[[bytes], P]
+    self_subject: str
+    """The subject name under which the predicate's own digest appears."""
+    pins: Callable[[P], dict[str, str]]
+    """The other subjects (name -> sha256 hex) a statement about this value must have."""
+    encode: Callable[[P], bytes] | None = None
+    """The canonical bytes of ``write(value)``, written faster (optional; tests hold it equal)."""
+    encode_parsed: Callable[[Any], bytes] | None = None
+    """The canonical bytes of a predicate parsed from JSON, written faster (optional, likewise)."""
+
+    def canonical(self, value: P) -> bytes:
+        """The canonical JSON bytes of ``value`` as a predicate."""
+        if self.encode is not None:
+            return self.encode(value)
+        return canonical_json(self.write(value))
+
+    def canonical_parsed(self, predicate: Any) -> bytes:
+        """The canonical JSON bytes of a predicate as received (parsed JSON)."""
+        if self.encode_parsed is not None:
+            return self.encode_parsed(predicate)
+        return canonical_json(predicate)
+
+    def subjects_for(self, value: P, predicate: bytes) -> dict[str, str]:
+        """The subjects, given the predicate's canonical bytes (own digest first)."""
+        return {self.self_subject: sha256_hex(predicate), **self.pins(value)}
+
+    def subjects(self, value: P) -> dict[str, str]:
+        """The subjects (name -> sha256 hex) a statement about ``value`` must have."""
+        return self.subjects_for(value, self.canonical(value))
 
     def statement(self, value: P) -> Statement:
         """The statement for ``value``."""
         return make_statement(self.subjects(value), self.predicate_type, self.write(value))
 
+    def payload(self, value: P) -> bytes:
+        """The canonical statement bytes for ``value``, serializing the predicate once."""
+        predicate = self.canonical(value)
+        return statement_payload(
+            self.subjects_for(value, predicate), self.predicate_type, predicate
+        )
+
 
 def sign_predicate(
     kind: PredicateKind[P], value: P, keys: SigningKey | Sequence[SigningKey]
 ) -> Envelope:
-    """Sign ``value`` as a statement of ``kind``."""
-    return sign_statement(kind.statement(value), keys)
+    """Sign ``value`` as a statement of ``kind``; the predicate is serialized once."""
+    signers = [keys] if isinstance(keys, SigningKey) else list(keys)
+    return sign_payload(IN_TOTO_PAYLOAD_TYPE, kind.payload(value), signers)

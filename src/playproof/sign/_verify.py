@@ -5,17 +5,31 @@ trusted signature must verify over the PAE, and only then is the payload
 parsed as a statement and its subjects compared with what the predicate says.
 A check that cannot run because an earlier one failed is reported as failed
 with the reason, so every verdict carries all four checks.
+
+The predicate's digest is taken over the canonical bytes of the predicate as
+received, serialized once; when the payload is itself canonical (as playproof
+writes it) those bytes are exactly the predicate's bytes in the payload, which
+also proves the payload repeats no key. The predicate is read strictly, so a
+value the schema forbids is refused, never coerced into one that matches.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
-from playproof.core.canonical import parse_json
+from playproof.core.canonical import (
+    canonical_json,
+    canonical_object,
+    parse_json,
+    parse_model,
+    paused_gc,
+)
 from playproof.core.report import CheckId, CheckResult, Verdict, verdict_of
 from playproof.errors import FormatError
 from playproof.sign._dsse import MAX_ENVELOPE_BYTES, Envelope, parse_envelope, signing_key_id
@@ -80,31 +94,92 @@ class _Checks:
         return self.results
 
 
+def _load_payload(payload: bytes) -> dict[str, Any]:
+    """The payload as JSON, refusing NaN and Infinity.
+
+    pydantic-core's parser is used for speed; it keeps the last of repeated
+    keys, which :func:`_read_statement` detects (a canonical payload has
+    none, any other is parsed again by :func:`parse_json`).
+    """
+    if len(payload) > MAX_ENVELOPE_BYTES:
+        raise FormatError(f"payload is over the {MAX_ENVELOPE_BYTES}-byte limit")
+    try:
+        document = from_json(payload, allow_inf_nan=False)
+    except RecursionError as exc:
+        raise FormatError("payload is not valid JSON: it is nested too deeply") from exc
+    except ValueError as exc:
+        raise FormatError(f"payload is not valid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise FormatError(f"the statement is a JSON object, not {type(document).__name__}")
+    return document
+
+
 def _read_statement(
-    kind: PredicateKind[P], envelope: Envelope, expected_predicate_type: str
-) -> tuple[Statement, P]:
-    """Parse and validate the payload; FormatError says what is wrong."""
+    kind: PredicateKind[P], envelope: Envelope, payload: bytes, expected_predicate_type: str
+) -> tuple[Statement, P, bytes]:
+    """Parse and validate the payload; FormatError says what is wrong.
+
+    Returns the statement, the predicate read as ``kind``'s value, and the
+    predicate's canonical bytes (what its digest is taken over).
+    """
     if envelope.payloadType != IN_TOTO_PAYLOAD_TYPE:
         raise FormatError(
             f"payloadType is {envelope.payloadType[:80]!r}, expected {IN_TOTO_PAYLOAD_TYPE!r}"
         )
-    value = parse_json(envelope.payload_bytes(), limit=MAX_ENVELOPE_BYTES, what="payload")
-    if not isinstance(value, dict):
-        raise FormatError(f"the statement is a JSON object, not {type(value).__name__}")
+    document = _load_payload(payload)
+    predicate = document.get("predicate")
+    # The statement's own fields are checked strictly; the predicate, the bulk,
+    # is checked by the kind's reader below.
+    probe = {**document, "predicate": {}} if isinstance(predicate, dict) else document
     try:
-        statement = Statement.model_validate(value)
-    except ValidationError as exc:
-        raise FormatError(f"not an in-toto Statement v1: {_describe(exc)}") from exc
+        statement = parse_model(Statement, probe, limit=MAX_ENVELOPE_BYTES, what="statement")
+    except FormatError as exc:
+        raise FormatError(f"not an in-toto Statement v1: {exc}") from exc
     if statement.predicateType != expected_predicate_type:
         raise FormatError(
             f"predicateType is {statement.predicateType[:120]!r}, "
             f"expected {expected_predicate_type!r}"
         )
     try:
-        predicate = kind.read(statement.predicate)
+        body = kind.canonical_parsed(predicate)
+    except FormatError as exc:
+        raise FormatError(f"the predicate is not valid: {exc}") from exc
+    if _is_canonical_around(payload, document, body):
+        # The payload is canonical: ``body`` is the predicate's bytes as received.
+        text = body
+    else:
+        # Written by other tooling: parse again with the reference parser,
+        # refusing repeated keys, and read the predicate from a faithful (not
+        # canonical: 1.0 stays 1.0) rewrite.
+        predicate = parse_json(payload, limit=MAX_ENVELOPE_BYTES, what="payload")["predicate"]
+        try:
+            body = kind.canonical_parsed(predicate)
+            text = json.dumps(predicate, allow_nan=False).encode("ascii")
+        except (FormatError, ValueError, RecursionError) as exc:
+            raise FormatError(f"the predicate is not valid: {exc}") from exc
+    try:
+        value = kind.read(text)
     except (ValueError, FormatError) as exc:
         raise FormatError(f"the predicate is not valid: {_describe(exc)}") from exc
-    return statement, predicate
+    return statement.model_copy(update={"predicate": predicate}), value, body
+
+
+def _is_canonical_around(payload: bytes, document: dict[str, Any], body: bytes) -> bool:
+    """True when ``payload`` is the canonical form of ``document`` with ``body`` as its predicate.
+
+    Compared in place: the statement's other members are serialized (they are
+    small) around a marker, and the long predicate is compared as a slice.
+    """
+    members = {key: canonical_json(val) for key, val in document.items() if key != "predicate"}
+    # NUL never appears raw in canonical JSON (strings escape it), so it marks the spot.
+    prefix, _, suffix = canonical_object({**members, "predicate": b"\x00"}).partition(b"\x00")
+    end = len(payload) - len(suffix)
+    return (
+        end - len(prefix) == len(body)
+        and payload.startswith(prefix)
+        and payload.endswith(suffix)
+        and memoryview(payload)[len(prefix) : end] == body
+    )
 
 
 def _subjects_reason(statement: Statement, expected: dict[str, str]) -> tuple[bool, str]:
@@ -138,7 +213,7 @@ def _verify(
     checks = _Checks()
     try:
         envelope = parse_envelope(data)
-        envelope.payload_bytes()
+        payload = envelope.payload_bytes()
     except FormatError as exc:
         checks.add("envelope-well-formed", False, str(exc))
         return StatementVerdict(checks=checks.finish("envelope-well-formed"))
@@ -149,12 +224,15 @@ def _verify(
     )
 
     keys = [trusted] if isinstance(trusted, VerifyingKey) else list(trusted or ())
-    key_id, reason = signing_key_id(envelope, keys)
+    key_id, reason = signing_key_id(envelope, keys, payload)
     if not checks.add("signature-valid", key_id is not None, reason):
         return StatementVerdict(checks=checks.finish("signature-valid"), envelope=envelope)
 
     try:
-        statement, value = _read_statement(kind, envelope, expected_predicate_type)
+        with paused_gc():
+            statement, value, predicate = _read_statement(
+                kind, envelope, payload, expected_predicate_type
+            )
     except FormatError as exc:
         checks.add("statement-well-formed", False, str(exc))
         return StatementVerdict(
@@ -163,7 +241,7 @@ def _verify(
     checks.add("statement-well-formed", True, f"in-toto Statement v1 of {statement.predicateType}")
 
     try:
-        passed, reason = _subjects_reason(statement, kind.subjects(value))
+        passed, reason = _subjects_reason(statement, kind.subjects_for(value, predicate))
     except (ValueError, FormatError) as exc:
         passed, reason = False, f"cannot recompute the subjects: {exc}"
     checks.add("subjects-match", passed, reason)
