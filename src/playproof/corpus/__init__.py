@@ -46,9 +46,10 @@ from playproof.corpus._record import (
 from playproof.corpus._reference import reference_candidate_spec
 from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
-from playproof.corpus._shipped import SHIPPED, shared_dir, shipped_paths
+from playproof.corpus._shipped import CORPORA, SHIPPED, corpus_dir, shipped_paths
 
 __all__ = [
+    "CORPORA",
     "GRADE_PREDICATE_TYPE",
     "GRADE_RECORD",
     "SHIPPED",
@@ -79,6 +80,7 @@ __all__ = [
     "bubblewrap_usable",
     "build_corpus",
     "candidate_digest",
+    "corpus_dir",
     "generate_answers",
     "grade",
     "grade_candidate",
@@ -92,7 +94,6 @@ __all__ = [
     "resolve_isolation",
     "run_corpus",
     "save_state",
-    "shared_dir",
     "shipped_paths",
     "sign_grade",
     "tree_digest",
