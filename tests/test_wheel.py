@@ -185,3 +185,10 @@ def test_the_installed_command_runs_and_verifies_a_packaged_target(
     rejected = _run([playproof, "verify", "forged.json", *common], workdir, COMMAND_SECONDS)
     assert rejected.returncode == 1, rejected.stderr[-2000:]
     assert json.loads(rejected.stdout)["verdict"] == "rejected"
+
+
+def test_the_installed_task_init_writes_the_whole_protocol(venv: Path, workdir: Path) -> None:
+    _ok([venv / "bin" / "playproof", "task", "init", "task"], workdir, COMMAND_SECONDS)
+    written = (workdir / "task" / "PROTOCOL.md").read_bytes()
+    assert written == (PACKAGE / "corpus" / "PROTOCOL.md").read_bytes()
+    assert b"## Requests" in written

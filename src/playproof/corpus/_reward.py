@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.errors import FormatError
 
@@ -87,8 +88,7 @@ def load_state(path: Path, corpus_digest: str, denominator: int) -> RewardState:
     """The state in ``path`` (a fresh one if absent); refuse one for another corpus."""
     if not path.exists():
         return RewardState(corpus_digest=corpus_digest, denominator=denominator)
-    with path.open("rb") as handle:
-        data = handle.read(MAX_STATE_BYTES + 1)
+    data = read_bounded(path, MAX_STATE_BYTES, "reward state")
     try:
         state = RewardState.model_validate(
             parse_json(data, limit=MAX_STATE_BYTES, what=f"reward state {path}")

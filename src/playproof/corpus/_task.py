@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._grading import (
@@ -36,7 +37,7 @@ from playproof.corpus._manifest import (
 )
 from playproof.corpus._reward import RewardEntry, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation
-from playproof.corpus._shipped import project_root, shipped_paths
+from playproof.corpus._shipped import protocol_text, shipped_paths
 from playproof.corpus._watch import supervise
 from playproof.errors import FormatError
 
@@ -53,6 +54,7 @@ __all__ = [
 MAX_LISTED_FAILURES = 20
 """Failures printed by ``run-tests`` (the TSV has all of them)."""
 MAX_TASK_BYTES = 64 * 1024
+"""The largest ``task.json`` read; a task file is a few hundred bytes."""
 MAX_BUILD_LOG = 4000
 STATE_FILE = ".playproof/reward.json"
 RESULTS_FILE = "results.tsv"
@@ -114,10 +116,7 @@ class TaskReport:
 def load_task(folder: Path) -> TaskSpec:
     """Read ``folder/task.json``."""
     path = folder / "task.json"
-    try:
-        raw = path.read_bytes()[: MAX_TASK_BYTES + 1]
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror}") from exc
+    raw = read_bounded(path, MAX_TASK_BYTES, "task file")
     try:
         return TaskSpec.model_validate(parse_json(raw, limit=MAX_TASK_BYTES, what=str(path)))
     except ValidationError as exc:
@@ -271,9 +270,7 @@ def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
     (folder / "task.json").write_text(
         json.dumps(chosen.model_dump(mode="json", exclude_none=True), indent=2) + "\n", "utf-8"
     )
-    protocol = project_root() / "docs" / "corpus-protocol.md"
-    text = protocol.read_text("utf-8") if protocol.exists() else "See docs/corpus-protocol.md.\n"
-    (folder / "PROTOCOL.md").write_text(text, encoding="utf-8")
+    (folder / "PROTOCOL.md").write_bytes(protocol_text())
     (folder / "INSTRUCTIONS.md").write_text(
         "# Build a Game Boy (DMG) emulator\n\n"
         f"Work in `{chosen.workspace}/`. Your program speaks the line protocol in PROTOCOL.md on\n"

@@ -23,10 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from playproof.errors import CostError, DriverError
 
-__all__ = ["LITELLM_COST_HEADER", "CostSource", "Pricing", "TokenUsage", "reply_cost"]
+__all__ = [
+    "LITELLM_COST_HEADER",
+    "MAX_TOKEN_COUNT",
+    "CostSource",
+    "Pricing",
+    "TokenUsage",
+    "reply_cost",
+]
 
 LITELLM_COST_HEADER = "x-litellm-response-cost"
 _PER_MILLION = 1_000_000
+MAX_TOKEN_COUNT = 2**53
+"""The largest token count believed (every count up to it is exact as a float)."""
 
 CostSource = Literal["provider", "pricing", "unmeasured"]
 _Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -99,6 +108,8 @@ def token_usage(usage: Mapping[str, Any]) -> TokenUsage | None:
     completion = _count(usage.get("completion_tokens"))
     if prompt is None or completion is None:
         return None
+    if max(prompt, completion) > MAX_TOKEN_COUNT:
+        raise DriverError(f"the provider reported over {MAX_TOKEN_COUNT} tokens for one reply")
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
     cached = cached or 0
@@ -138,5 +149,11 @@ def reply_cost(
     if reported is not None:
         return reported, "provider", tokens
     if pricing is not None and tokens is not None:
-        return pricing.cost(tokens), "pricing", tokens
+        priced = pricing.cost(tokens)
+        if not math.isfinite(priced):
+            raise CostError(
+                f"{tokens.prompt + tokens.completion} tokens at the declared prices "
+                "cost more than any finite amount"
+            )
+        return priced, "pricing", tokens
     return None, "unmeasured", tokens

@@ -319,6 +319,8 @@ class OpenAIDriver:
             parsed = json.loads(raw)
         except ValueError as exc:
             raise DriverError(f"{self.label}: the reply is not JSON: {exc}") from None
+        except RecursionError:
+            raise DriverError(f"{self.label}: the reply's JSON is nested too deeply") from None
         if not isinstance(parsed, dict):
             kind = type(parsed).__name__
             raise DriverError(f"{self.label}: the reply is a JSON {kind}, not object")
@@ -344,5 +346,5 @@ def _failed_attempt_cost(raw: bytes, headers: Mapping[str, str]) -> float | None
     try:
         parsed = json.loads(raw) if raw else {}
         return reply_cost(parsed, headers, None)[0] if isinstance(parsed, dict) else None
-    except (ValueError, PlayproofError):
+    except (ValueError, RecursionError, PlayproofError):
         return None

@@ -44,6 +44,7 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from playproof._bounded import read_bounded
 from playproof.core.canonical import canonical_strings, parse_json
 from playproof.core.chain import (
     MAX_INPUT_BYTES,
@@ -467,14 +468,7 @@ def load_ledger(path: Path, key: LedgerVerifier, *, consistent: bool = True) -> 
     saves of ``path`` are removed.
     """
     remove_stale_temporaries(path)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_LEDGER_BYTES + 1)
-    except FileNotFoundError as exc:
-        raise LedgerError(str(path), ["the file does not exist"]) from exc
-    except OSError as exc:
-        raise LedgerError(str(path), [f"cannot be read: {exc.strerror}"]) from exc
-    body = _authenticated_body(data, path, key)
+    body = _authenticated_body(_read_ledger_file(path), path, key)
     ledger = _saved_form(body)
     if ledger is None:
         ledger = _strict_parse(body, path)
@@ -482,6 +476,19 @@ def load_ledger(path: Path, key: LedgerVerifier, *, consistent: bool = True) -> 
     if problems:
         raise LedgerError(str(path), problems)
     return ledger
+
+
+def _read_ledger_file(path: Path) -> bytes:
+    """The bytes of the ledger file ``path``, read with the size and time bounds of any file.
+
+    A FIFO, a device or a folder given as the ledger is refused before a byte is read.
+    """
+    try:
+        return read_bounded(path, MAX_LEDGER_BYTES, "ledger file")
+    except FormatError as exc:
+        if isinstance(exc.__cause__, FileNotFoundError):
+            raise LedgerError(str(path), ["the file does not exist"]) from exc
+        raise LedgerError(str(path), [str(exc)]) from exc
 
 
 def _authenticated_body(data: bytes, path: Path, key: LedgerVerifier) -> bytes:

@@ -417,6 +417,11 @@ class DecisionLoop:
                 latency_ms = (clock() - begin) * 1000.0
                 action = _checked_action(raw, turn, budgeted)
                 word, cost = action.input, action.cost_usd
+                if cost is not None and not math.isfinite(spent + cost):
+                    raise CostError(
+                        f"the costs add up past the largest finite amount at turn {turn}; "
+                        "no honest decision costs that much"
+                    )
                 # From here to the game step nothing can fail: the decision is
                 # taken (and paid for) once it is appended.
                 link(turn, word, cost)

@@ -16,6 +16,7 @@ import ale_py
 import numpy as np
 from ale_py import ALEInterface, ALEState, LoggerMode, roms
 
+from playproof._bounded import read_bounded
 from playproof.adapters.ale._options import RAM_SIZE, AleOptions
 from playproof.adapters.options import check_seed, replay_platform
 from playproof.adapters.screen import frame_hash, png_image, shade_text
@@ -89,11 +90,7 @@ def _rom_file(name: str) -> Path:
 
 
 def _read_rom(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        data = handle.read(MAX_ROM_BYTES + 1)
-    if len(data) > MAX_ROM_BYTES:
-        raise TargetError(f"{path.name} is over the {MAX_ROM_BYTES}-byte ROM limit")
-    return data
+    return read_bounded(path, MAX_ROM_BYTES, "ROM", TargetError)
 
 
 class AleGame:

@@ -9,7 +9,7 @@ import hashlib
 from pathlib import Path
 
 from playproof._bounded import read_bounded
-from playproof.errors import FormatError, TargetError
+from playproof.errors import TargetError
 
 __all__ = [
     "BUNDLED",
@@ -36,13 +36,7 @@ def read_rom(path: Path) -> bytes:
 
 def _expected_sum(folder: Path, relative: str) -> str:
     sums = folder / "SHA256SUMS"
-    try:
-        with sums.open("rb") as handle:
-            raw = handle.read(MAX_SUMS_BYTES + 1)
-    except OSError as exc:
-        raise TargetError(f"cannot read {sums}: {exc.strerror}") from exc
-    if len(raw) > MAX_SUMS_BYTES:
-        raise FormatError(f"{sums} is over the {MAX_SUMS_BYTES}-byte limit")
+    raw = read_bounded(sums, MAX_SUMS_BYTES, "checksum file", TargetError)
     for line in raw.decode("utf-8", errors="strict").splitlines():
         digest, _, name = line.partition("  ")
         if name.removeprefix("./") == relative:

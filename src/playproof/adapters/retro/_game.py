@@ -12,6 +12,7 @@ import numpy as np
 import stable_retro
 import stable_retro.data
 
+from playproof._bounded import read_bounded
 from playproof.adapters.options import check_seed, replay_platform
 from playproof.adapters.retro._options import RetroOptions
 from playproof.adapters.retro._pad import pad_words
@@ -51,14 +52,6 @@ LIT_GRID = 8
 _HEAD = struct.Struct(">q?")  # frame counter, game over
 
 
-def _read_bounded(path: Path, limit: int) -> bytes:
-    with path.open("rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise TargetError(f"{path.name} is over the {limit}-byte limit")
-    return data
-
-
 def _integration_digests(game: str) -> dict[str, str | None]:
     """SHA-256 of the ROM and of the integration files that define variables and game over."""
     try:
@@ -66,12 +59,16 @@ def _integration_digests(game: str) -> dict[str, str | None]:
     except FileNotFoundError as exc:
         raise TargetError(f"stable-retro has no ROM for {game!r}: {exc}") from exc
     found: dict[str, str | None] = {
-        "rom": hashlib.sha256(_read_bounded(rom, MAX_ROM_BYTES)).hexdigest()
+        "rom": hashlib.sha256(read_bounded(rom, MAX_ROM_BYTES, "ROM", TargetError)).hexdigest()
     }
     for name in ("data.json", "scenario.json"):
         path = stable_retro.data.get_file_path(game, name)
         found[name] = (
-            hashlib.sha256(_read_bounded(Path(path), MAX_INTEGRATION_FILE_BYTES)).hexdigest()
+            hashlib.sha256(
+                read_bounded(
+                    Path(path), MAX_INTEGRATION_FILE_BYTES, "integration file", TargetError
+                )
+            ).hexdigest()
             if path
             else None
         )
