@@ -21,6 +21,8 @@ Every error playproof raises on purpose derives from :class:`PlayproofError`::
     │   └── WorkerProtocolError     the worker wrote garbage or an oversized message
     ├── CheckpointError             a checkpoint blob is corrupt or from another build
     ├── SigningKeyError             a signing key cannot be read or is of the wrong kind
+    ├── LogError                    a transparency log was asked for a leaf or size it lacks
+    ├── ServiceError                the proof service refused a request or could not be reached
     └── NotSupportedError           a feature that is declared but not built yet
 
 Verifiers do not raise on hostile input: they return a report whose checks say
@@ -40,7 +42,9 @@ __all__ = [
     "HookError",
     "InputError",
     "LedgerError",
+    "LogError",
     "SigningKeyError",
+    "ServiceError",
     "ModeError",
     "NotSupportedError",
     "ObservationError",
@@ -147,6 +151,14 @@ class CheckpointError(PlayproofError):
 
 class SigningKeyError(PlayproofError):
     """A signing key cannot be read or is not an Ed25519 key."""
+
+
+class LogError(PlayproofError):
+    """A transparency log was asked for a leaf, tree size or proof it does not hold."""
+
+
+class ServiceError(PlayproofError):
+    """The proof service refused a request, answered badly, or could not be reached in time."""
 
 
 class NotSupportedError(PlayproofError):

@@ -23,6 +23,7 @@ from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord
 from playproof.engine import SignedLedger
 from playproof.sign import Envelope, Statement
 from playproof.targets import TargetSpec
+from playproof.transparency import ConsistencyProof, InclusionProof, TreeHead
 from playproof.verify import CalibrationReport, DiscoveryReport, ExplorationReport, MarkSet
 
 __all__ = ["SCHEMAS", "generate", "render"]
@@ -49,6 +50,9 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "exploration-report": _model(ExplorationReport),
     "marks": _model(MarkSet),
     "ledger": _model(SignedLedger),
+    "log-tree-head": _model(TreeHead),
+    "log-inclusion-proof": _model(InclusionProof),
+    "log-consistency-proof": _model(ConsistencyProof),
 }
 """Schema file stem -> generator."""
 

@@ -1,0 +1,266 @@
+"""Service commands: ``serve``, ``db upgrade``, ``service owner|token|key`` and ``submit``.
+
+Importing this module registers them on :data:`playproof.cli._app.app`. The
+service itself needs the ``server`` extra; it is imported only when a service
+command runs, so the rest of the CLI works without it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import httpx
+import typer
+
+from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app
+from playproof.cli._files import read_document
+from playproof.cli._output import console, line, styled
+from playproof.core.canonical import parse_json
+from playproof.core.report import CHECK_IDS
+from playproof.errors import FormatError, ServiceError
+from playproof.sign import VerifyingKey
+
+if TYPE_CHECKING:
+    from playproof.service.settings import ServiceSettings
+
+__all__ = ["db_app", "service_app"]
+
+db_app = typer.Typer(help="The service database.", no_args_is_help=True)
+service_app = typer.Typer(help="Administer the proof service.", no_args_is_help=True)
+owner_app = typer.Typer(help="Owners who may upload.", no_args_is_help=True)
+token_app = typer.Typer(help="Owners' API tokens.", no_args_is_help=True)
+key_app = typer.Typer(help="Owners' signer keys.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(service_app, name="service")
+service_app.add_typer(owner_app, name="owner")
+service_app.add_typer(token_app, name="token")
+service_app.add_typer(key_app, name="key")
+
+HTTP_TIMEOUT_S = 30.0
+"""How long one request to the service may take."""
+MAX_RESPONSE_BYTES = 1024 * 1024
+"""The largest service answer the client reads."""
+DEFAULT_WAIT_S = 600.0
+"""How long ``submit`` waits for the server's verdict by default."""
+POLL_INTERVAL_S = 0.5
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="SQLAlchemy URL (default: sqlite under .playproof/service.db).",
+        show_default=False,
+    ),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _settings(database_url: str | None, **extra: Any) -> ServiceSettings:
+    try:
+        from playproof.service.settings import ServiceSettings, default_database_url
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ServiceError(
+            f"the proof service needs the server extra: pip install 'playproof[server]' ({exc})"
+        ) from exc
+    return ServiceSettings(database_url=database_url or default_database_url(), **extra)
+
+
+def _admin_sessions(database_url: str | None) -> Any:
+    from playproof.service.app import prepare_database
+    from playproof.service.db import make_engine, session_factory
+
+    settings = _settings(database_url)
+    prepare_database(settings)
+    return session_factory(make_engine(settings.database_url))
+
+
+@app.command()
+def serve(
+    database_url: DatabaseUrl = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8400,
+    replay_workers: Annotated[
+        int, typer.Option(help="Processes replaying uploads.", min=1, max=64)
+    ] = 1,
+    log_key: Annotated[
+        Path,
+        typer.Option(help="The transparency log's signing key (created on first start)."),
+    ] = Path(".playproof/service-log.key"),
+) -> None:
+    """Run the proof service (an embedded SQLite database is created and migrated)."""
+    settings = _settings(database_url, replay_workers=replay_workers, log_key_file=log_key)
+    import uvicorn
+
+    from playproof.service.app import create_app, prepare_database
+
+    prepare_database(settings)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@db_app.command("upgrade")
+def db_upgrade(database_url: DatabaseUrl = None) -> None:
+    """Apply the database migrations up to the newest."""
+    from playproof.service.db import current_revision, make_engine, upgrade
+
+    settings = _settings(database_url)
+    engine = make_engine(settings.database_url)
+    try:
+        upgrade(engine)
+        console.print(line("database at revision ", styled(current_revision(engine), "bold")))
+    finally:
+        engine.dispose()
+
+
+@owner_app.command("add")
+def owner_add(
+    name: Annotated[str, typer.Argument(help="Owner name (letters, digits, . _ -).")],
+    contact: Annotated[
+        str | None, typer.Option(help="Private contact (never served).", show_default=False)
+    ] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Add an owner who may upload signed records."""
+    from playproof.service.owners.services import add_owner
+
+    with _admin_sessions(database_url)() as session:
+        owner = add_owner(session, name, contact)
+        session.commit()
+        console.print(line("owner ", styled(owner.name, "bold"), " added"))
+
+
+@token_app.command("create")
+def token_create(
+    owner: Annotated[str, typer.Argument(help="Owner name.")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create an API token for OWNER; it is printed once and only its SHA-256 is kept."""
+    from playproof.service.owners.services import create_token, find_owner
+
+    with _admin_sessions(database_url)() as session:
+        token = create_token(session, find_owner(session, owner))
+        session.commit()
+    typer.echo(token)
+
+
+@key_app.command("add")
+def key_add(
+    owner: Annotated[str, typer.Argument(help="Owner name.")],
+    public_key: Annotated[Path, typer.Argument(help="The signer's public key (PEM).")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Register a signer's public key to OWNER: records it signed are theirs."""
+    from playproof.service.owners.services import add_key, find_owner
+
+    key = VerifyingKey.load(public_key)
+    with _admin_sessions(database_url)() as session:
+        add_key(session, find_owner(session, owner), key)
+        session.commit()
+    console.print(line("key ", styled(key.key_id[:16], "bold"), f"... registered to {owner}"))
+
+
+def _answer(response: httpx.Response) -> Any:
+    """The JSON of a service answer, read at most MAX_RESPONSE_BYTES."""
+    body = b""
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise ServiceError(f"the service answered with over {MAX_RESPONSE_BYTES} bytes")
+    try:
+        return parse_json(body, limit=MAX_RESPONSE_BYTES, what="service answer")
+    except FormatError as exc:
+        raise ServiceError(f"the service answered {response.status_code} without JSON") from exc
+
+
+def _request(client: httpx.Client, method: str, url: str, **options: Any) -> tuple[int, Any]:
+    try:
+        with client.stream(method, url, **options) as response:
+            return response.status_code, _answer(response)
+    except httpx.HTTPError as exc:
+        raise ServiceError(f"cannot reach the service at {url}: {exc}") from exc
+
+
+def _refused_check(answer: Any) -> str | None:
+    """The verifier check a refusal names (``.../problems/signature-valid``), if any."""
+    kind = str(answer.get("type", "")) if isinstance(answer, dict) else ""
+    check = kind.rsplit("/", 1)[-1]
+    return check if check in CHECK_IDS else None
+
+
+@app.command()
+def submit(
+    record: Annotated[Path, typer.Argument(help="Signed record (DSSE envelope JSON).")],
+    server: Annotated[str, typer.Option("--server", help="Service URL, e.g. http://host:8400.")],
+    token_env: Annotated[
+        str, typer.Option("--token-env", help="Environment variable holding the API token.")
+    ] = "PLAYPROOF_TOKEN",
+    wait: Annotated[
+        float, typer.Option(help="Seconds to wait for the verdict.", min=1, max=86400)
+    ] = DEFAULT_WAIT_S,
+    json_output: JsonFlag = False,
+) -> None:
+    """Upload a signed record and wait for the server's verdict (exit 0 verified, 1 rejected)."""
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise ServiceError(f"the environment variable {token_env} holds no API token")
+    body = read_document(record)
+    base = server.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise ServiceError(f"--server {server!r} is not an http(s) URL")
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with httpx.Client(timeout=HTTP_TIMEOUT_S) as client:
+        status, answer = _request(
+            client, "POST", f"{base}/api/v1/runs", content=body, headers=headers
+        )
+        if status not in (200, 202) or not isinstance(answer, dict) or "id" not in answer:
+            detail = answer.get("detail") if isinstance(answer, dict) else None
+            message = f"the service refused the upload ({status}): {detail or answer}"
+            if _refused_check(answer) is not None:
+                if _wants_json(json_output):
+                    _emit({"status": "refused", "http_status": status, "problem": answer})
+                else:
+                    console.print(line(styled("refused: ", "red"), str(detail)))
+                raise typer.Exit(EXIT_REJECTED)
+            raise ServiceError(message)
+        answer = _await_verdict(client, base, answer, wait, quiet=_wants_json(json_output))
+    if _wants_json(json_output):
+        _emit(answer)
+    else:
+        shown = styled(answer["status"], "green" if answer["status"] == "verified" else "red")
+        console.print(line(f"run {answer['id']}: ", shown))
+        for failed in answer.get("failed_checks", []):
+            console.print(line("  failed ", str(failed)))
+        console.print(line("proof: ", f"{base}{answer.get('proof_url', '')}"), soft_wrap=True)
+    if answer["status"] != "verified":
+        raise typer.Exit(EXIT_REJECTED)
+
+
+def _await_verdict(
+    client: httpx.Client, base: str, answer: dict[str, Any], wait: float, *, quiet: bool
+) -> dict[str, Any]:
+    """Poll the run's status until it is not pending, within ``wait`` seconds."""
+    from contextlib import nullcontext
+
+    from rich.status import Status
+
+    deadline = time.monotonic() + wait
+    started = time.monotonic()
+    url = f"{base}/api/v1/runs/{answer['id']}"
+    spinner = Status("waiting for the server's replay", console=console)
+    with nullcontext() if quiet else spinner:
+        while answer.get("status") == "pending":
+            elapsed = time.monotonic() - started
+            if not quiet:
+                spinner.update(f"run {answer['id']} pending: server replay, {elapsed:.0f} s")
+            if time.monotonic() > deadline:
+                raise ServiceError(
+                    f"run {answer['id']} is still pending after {wait:.0f} s; "
+                    f"its status is at {url}"
+                )
+            time.sleep(POLL_INTERVAL_S)
+            status, answer = _request(client, "GET", url)
+            if status != 200 or not isinstance(answer, dict):
+                raise ServiceError(f"the service answered {status} for {url}")
+    return answer

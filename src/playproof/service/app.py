@@ -1,0 +1,110 @@
+"""The FastAPI application of the proof service.
+
+>>> from playproof.service.settings import ServiceSettings
+>>> app = create_app(ServiceSettings(database_url="sqlite://"))
+>>> sorted(path for path in app.openapi()["paths"])[:2]
+['/api/v1/cats/{group}/{run_id}', '/api/v1/log/head']
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Executor
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+
+from playproof.errors import ServiceError
+from playproof.service.db import (
+    current_revision,
+    head_revision,
+    make_engine,
+    session_factory,
+    upgrade,
+)
+from playproof.service.log import routes as log_routes
+from playproof.service.log.services import load_log_key
+from playproof.service.problems import Problem, install_problem_handlers
+from playproof.service.proofs import routes as proof_routes
+from playproof.service.runs import routes as run_routes
+from playproof.service.runs.tasks import ReplayQueue, make_replay_pool
+from playproof.service.settings import MAX_REQUEST_BYTES, ServiceSettings
+from playproof.service.state import ServiceState
+
+__all__ = ["create_app", "prepare_database"]
+
+UPLOAD_PATH = "/api/v1/runs"
+
+
+def prepare_database(settings: ServiceSettings) -> None:
+    """Migrate an embedded SQLite database; refuse a server database that is behind."""
+    engine = make_engine(settings.database_url)
+    try:
+        if engine.dialect.name == "sqlite":
+            upgrade(engine)
+            return
+        if current_revision(engine) != head_revision():
+            raise ServiceError(
+                "the database is not at the newest schema: run playproof db upgrade "
+                "--database-url URL first"
+            )
+    finally:
+        engine.dispose()
+
+
+def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -> FastAPI:
+    """The app serving ``settings``; replays go to ``executor`` (default: its own pool).
+
+    The database must be migrated already (:func:`prepare_database`). On start
+    the app resumes every run left pending.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        log_key = load_log_key(settings.log_key_file) if settings.log_key_file else None
+        engine = make_engine(settings.database_url)
+        sessions = session_factory(engine)
+        pool = executor if executor is not None else make_replay_pool(settings.replay_workers)
+        queue = ReplayQueue(
+            sessions, pool, delay_s=settings.replay_delay_s, log=log_key is not None
+        )
+        app.state.service = ServiceState(settings, engine, sessions, queue, log_key)
+        queue.resume()
+        try:
+            yield
+        finally:
+            busy = queue.in_flight() > 0
+            queue.close()
+            if executor is None:
+                # Waiting cleans the pool up; a replay under way is not waited
+                # for (its run stays pending and is replayed at the next start).
+                pool.shutdown(wait=not busy, cancel_futures=True)
+            engine.dispose()
+
+    app = FastAPI(
+        title="playproof proof service",
+        summary="Signed run records in, replayed verdicts and public proof documents out.",
+        lifespan=lifespan,
+    )
+    install_problem_handlers(app)
+
+    @app.middleware("http")
+    async def bound_request_bodies(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        # Uploads bound themselves (a larger limit, read in chunks); everything
+        # else is refused by its declared length before any of it is read.
+        if request.url.path != UPLOAD_PATH:
+            declared = request.headers.get("content-length")
+            if declared is not None and (
+                not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES
+            ):
+                return Problem(
+                    413, "too-large", f"a body is at most {MAX_REQUEST_BYTES} bytes here"
+                ).response()
+        return await call_next(request)
+
+    app.include_router(run_routes.router)
+    app.include_router(proof_routes.router)
+    app.include_router(log_routes.router)
+    return app

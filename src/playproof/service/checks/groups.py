@@ -1,0 +1,168 @@
+"""The check groups the service publishes: ``replay_integrity`` and ``limits_and_accounting``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from playproof.core.record import StopReason
+from playproof.service.checks.framework import CheckGroup, CheckSpec, StoredEvidence
+
+__all__ = ["GROUPS", "LIMITS_AND_ACCOUNTING", "REPLAY_INTEGRITY", "group_named"]
+
+_SIGNATURE_STEPS = (
+    ("envelope-well-formed", "the upload is a well-formed DSSE envelope"),
+    ("signature-valid", "a key registered to the owner signed it"),
+    ("statement-well-formed", "the payload is an in-toto statement of a run"),
+    ("subjects-match", "the statement's subjects are the record's and the build's digests"),
+    ("record-well-formed", "the signed record reads strictly as a run record"),
+)
+_REPLAY_STEPS = (
+    ("decision-chain-intact", "every decision chains to the recorded head"),
+    ("accounting-consistent", "the recorded totals are the sums of the decisions"),
+    ("limits-respected", "play stayed within the declared limits"),
+    ("target-pinned", "the build and the contract are the ones the record pins"),
+    ("mode-supported", "the target's platform declares the record's verification mode"),
+    ("claims-reproduced", "replay reproduced every claimed milestone"),
+)
+
+
+def _replay_specs() -> tuple[CheckSpec, ...]:
+    specs = [
+        CheckSpec(
+            "report-stored",
+            "the server's replay finished and its report is stored",
+            "the server's replay has not finished",
+        )
+    ]
+    previous = "report-stored"
+    for check_id, meaning in _SIGNATURE_STEPS:
+        specs.append(
+            CheckSpec(
+                check_id, meaning, f"the verifier refused: not so that {meaning}", (previous,)
+            )
+        )
+        previous = check_id
+    for check_id, meaning in _REPLAY_STEPS:
+        specs.append(
+            CheckSpec(
+                check_id,
+                meaning,
+                f"the verifier refused: not so that {meaning}",
+                ("record-well-formed",),
+            )
+        )
+    return tuple(specs)
+
+
+def _replay_integrity(evidence: StoredEvidence) -> Mapping[str, bool]:
+    report = evidence.report
+    if report is None:
+        return {"report-stored": False}
+    # A check the verifier did not run (it stops early on a bad signature) did not pass.
+    decided: dict[str, bool] = {check.id: check.passed for check in report.checks}
+    return {"report-stored": True, **decided}
+
+
+REPLAY_INTEGRITY = CheckGroup(
+    name="replay_integrity",
+    title="The server replayed the signed record and the verifier's checks passed",
+    checks=_replay_specs(),
+    evaluate=_replay_integrity,
+)
+
+
+def _limits_and_accounting(evidence: StoredEvidence) -> Mapping[str, bool]:
+    record = evidence.record
+    if record is None:
+        return {"record-readable": False}
+    limits, decisions = record.limits, record.decisions
+    # Summed left to right, as the recorder sums them: equal means equal.
+    spent, latency, unmeasured = 0.0, 0.0, 0
+    overrun = False
+    for decision in decisions:
+        if limits.budget_usd is not None and (
+            decision.cost_usd is None or spent >= limits.budget_usd
+        ):
+            overrun = True
+        if decision.cost_usd is None:
+            unmeasured += 1
+        else:
+            spent += decision.cost_usd
+        latency += decision.latency_ms
+    count = len(decisions)
+    stop = record.stop_reason
+    stop_ok = {
+        StopReason.TURN_LIMIT: count == limits.max_turns,
+        StopReason.BUDGET: limits.budget_usd is not None
+        and record.accounting.spent_usd >= limits.budget_usd,
+        StopReason.GAME_OVER: record.game_over,
+    }.get(stop, True)
+    return {
+        "record-readable": True,
+        "turns-within-limit": count <= limits.max_turns,
+        "budget-not-overrun": not overrun,
+        "costs-add-up": spent == record.accounting.spent_usd,
+        "unmeasured-count-matches": unmeasured == record.accounting.unmeasured_decisions,
+        "latencies-add-up": latency == record.accounting.total_latency_ms,
+        "stop-reason-consistent": stop_ok,
+    }
+
+
+_NEEDS_RECORD = ("record-readable",)
+
+LIMITS_AND_ACCOUNTING = CheckGroup(
+    name="limits_and_accounting",
+    title="The run kept its declared limits and its totals add up",
+    checks=(
+        CheckSpec(
+            "record-readable",
+            "the signed record is stored and reads as a run record",
+            "the stored envelope holds no readable run record",
+        ),
+        CheckSpec(
+            "turns-within-limit",
+            "no more decisions than the declared turn limit",
+            "more decisions than the declared turn limit",
+            _NEEDS_RECORD,
+        ),
+        CheckSpec(
+            "budget-not-overrun",
+            "under a budget, every decision was priced and none came after the budget was spent",
+            "under a budget, a decision was unpriced or came after the budget was spent",
+            _NEEDS_RECORD,
+        ),
+        CheckSpec(
+            "costs-add-up",
+            "the recorded spend is the sum of the decisions' costs",
+            "the recorded spend is not the sum of the decisions' costs",
+            _NEEDS_RECORD,
+        ),
+        CheckSpec(
+            "unmeasured-count-matches",
+            "the count of unpriced decisions is right",
+            "the count of unpriced decisions is wrong",
+            _NEEDS_RECORD,
+        ),
+        CheckSpec(
+            "latencies-add-up",
+            "the recorded total latency is the sum of the decisions' latencies",
+            "the recorded total latency is not the sum of the decisions' latencies",
+            _NEEDS_RECORD,
+        ),
+        CheckSpec(
+            "stop-reason-consistent",
+            "the stop reason agrees with the limits and the counts",
+            "the stop reason disagrees with the limits or the counts",
+            _NEEDS_RECORD,
+        ),
+    ),
+    evaluate=_limits_and_accounting,
+)
+
+GROUPS: tuple[CheckGroup, ...] = (REPLAY_INTEGRITY, LIMITS_AND_ACCOUNTING)
+"""Every published group, in the order a proof document lists them."""
+
+
+def group_named(name: str) -> CheckGroup | None:
+    """The group called ``name``, or None."""
+    return next((g for g in GROUPS if g.name == name), None)

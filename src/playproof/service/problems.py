@@ -1,0 +1,119 @@
+"""Problem documents (RFC 9457): every refusal is ``{type, title, status, detail}``.
+
+Bad input is classified where it enters (a route or a request model) and
+raised as :class:`Problem`; the handlers here only render it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+__all__ = ["PROBLEM_MEDIA_TYPE", "Problem", "ProblemDocument", "install_problem_handlers"]
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+PROBLEM_BASE = "https://playproof.dev/problems/"
+MAX_DETAIL_CHARS = 1024
+"""A detail may quote what the client sent; it is cut, never echoed whole."""
+
+_TITLES = {
+    400: "bad request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not found",
+    405: "method not allowed",
+    409: "conflict",
+    411: "length required",
+    413: "content too large",
+    415: "unsupported media type",
+    422: "unprocessable content",
+    503: "service unavailable",
+}
+
+
+class ProblemDocument(BaseModel):
+    """The body of every error response."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: str
+    title: str
+    status: int
+    detail: str
+
+
+class Problem(Exception):
+    """A refusal with an HTTP status, a problem type slug and a one-line detail."""
+
+    def __init__(self, status: int, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.kind = kind
+        self.detail = detail[:MAX_DETAIL_CHARS]
+
+    def document(self) -> ProblemDocument:
+        """The RFC 9457 document of this refusal."""
+        return ProblemDocument(
+            type=PROBLEM_BASE + self.kind,
+            title=_TITLES.get(self.status, "error"),
+            status=self.status,
+            detail=self.detail,
+        )
+
+    def response(self) -> JSONResponse:
+        """The response carrying the document."""
+        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        return JSONResponse(
+            self.document().model_dump(),
+            status_code=self.status,
+            media_type=PROBLEM_MEDIA_TYPE,
+            headers=headers,
+        )
+
+
+def _validation_detail(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts) or "the request does not validate"
+
+
+async def _on_problem(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Problem)
+    return exc.response()
+
+
+async def _on_validation(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return Problem(422, "invalid-request", _validation_detail(exc)).response()
+
+
+async def _on_http(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    kind = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    return Problem(exc.status_code, kind, str(exc.detail)).response()
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Render refusals, validation errors and routing errors as problem documents."""
+    app.add_exception_handler(Problem, _on_problem)
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries saying these statuses carry a problem document."""
+    return {
+        status: {
+            "model": ProblemDocument,
+            "description": _TITLES.get(status, "error"),
+            "content": {PROBLEM_MEDIA_TYPE: {}},
+        }
+        for status in statuses
+    }

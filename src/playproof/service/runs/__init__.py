@@ -1,0 +1,1 @@
+"""Runs: uploaded signed records, their verification status and the stored report."""

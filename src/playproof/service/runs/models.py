@@ -1,0 +1,47 @@
+"""Tables of the runs domain."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from playproof.service.db import Base, utc_now
+
+__all__ = ["Run", "RunStatus"]
+
+
+class RunStatus(StrEnum):
+    """Where the service is with a run: apart from the run's own stop reason."""
+
+    PENDING = "pending"
+    """Accepted (signature checked), replay not finished yet."""
+    VERIFIED = "verified"
+    """The server's replay found the record clean."""
+    REJECTED = "rejected"
+    """The server's replay found the record not clean; the report says why."""
+
+
+class Run(Base):
+    """One uploaded signed record.
+
+    ``envelope`` is the normalized DSSE envelope exactly as it is replayed;
+    ``envelope_sha256`` its digest, which makes a repeated upload the same run.
+    ``report`` is the verification report's JSON once the replay finished.
+    """
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("owners.id"), index=True)
+    envelope_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    record_digest: Mapped[str] = mapped_column(String(64), index=True)
+    key_id: Mapped[str] = mapped_column(String(64))
+    decision_count: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), index=True, default=RunStatus.PENDING.value)
+    report: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

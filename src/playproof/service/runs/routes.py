@@ -1,0 +1,104 @@
+"""HTTP side of the runs domain: upload a signed record, read a run's status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from playproof.service.owners.routes import AuthenticatedOwner, authenticated_owner
+from playproof.service.problems import Problem, problem_responses
+from playproof.service.proofs.models import RunStatusDocument
+from playproof.service.proofs.services import status_document
+from playproof.service.runs.services import get_run, ingest
+from playproof.service.state import read_session, service_state
+
+__all__ = ["read_bounded_body", "router"]
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
+
+_ENVELOPE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "A signed run record: a DSSE envelope (JSON).",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["payload", "payloadType", "signatures"],
+                    "properties": {
+                        "payload": {"type": "string"},
+                        "payloadType": {"type": "string"},
+                        "signatures": {"type": "array", "items": {"type": "object"}},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+async def read_bounded_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise Problem(400, "bad-content-length", "Content-Length is not a number")
+        if int(declared) > limit:
+            raise Problem(413, "too-large", f"the body is over the {limit}-byte limit")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Problem(413, "too-large", f"the body is over the {limit}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=RunStatusDocument,
+    openapi_extra=_ENVELOPE_BODY,
+    responses=problem_responses(400, 401, 413, 422),
+    summary="Upload a signed record",
+)
+async def upload_run(
+    request: Request,
+    response: Response,
+    owner: Annotated[AuthenticatedOwner, Depends(authenticated_owner)],
+) -> RunStatusDocument:
+    """Check the signature now, store the run ``pending``, replay it in the background.
+
+    202 for a new run; 200 with the existing run when this envelope came before.
+    """
+    state = service_state(request)
+    body = await read_bounded_body(request, state.settings.max_upload_bytes)
+
+    def store() -> tuple[RunStatusDocument, bool]:
+        with state.sessions() as session:
+            made = ingest(session, owner.id, body)
+            return status_document(made.run), made.created
+
+    document, created = await run_in_threadpool(store)
+    if created:
+        await run_in_threadpool(state.queue.submit, document.id)
+    else:
+        response.status_code = 200
+    return document
+
+
+@router.get(
+    "/{run_id}",
+    response_model=RunStatusDocument,
+    responses=problem_responses(404),
+    summary="A run's verification status",
+)
+def run_status(
+    run_id: str, session: Annotated[Session, Depends(read_session)]
+) -> RunStatusDocument:
+    """``pending``, ``verified`` or ``rejected`` (apart from the run's own stop reason)."""
+    return status_document(get_run(session, run_id))

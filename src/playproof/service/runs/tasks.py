@@ -1,0 +1,127 @@
+"""Server-side replay: every pending run is verified in a process pool.
+
+The replay is :func:`playproof.verify_signed` on the stored envelope with the
+owner's registered keys, so the server's verdict is the one ``playproof
+verify`` gives on the same record. A run stays ``pending`` until its report is
+stored; a server stopped mid-replay picks it up again when it starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+import time
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from functools import partial
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from playproof.core.report import VerificationReport
+from playproof.service.db import read_only
+from playproof.service.owners.services import owner_keys
+from playproof.service.runs.services import finish_run, get_run, pending_run_ids
+from playproof.sign import VerifyingKey
+
+__all__ = ["ReplayQueue", "make_replay_pool", "replay_signed"]
+
+log = logging.getLogger("playproof.service")
+
+
+def replay_signed(envelope: bytes, key_pems: tuple[bytes, ...], delay_s: float = 0.0) -> str:
+    """Verify a signed record by replay (in a pool process); the report as JSON text."""
+    from playproof import verify_signed
+
+    if delay_s > 0:
+        time.sleep(delay_s)
+    keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
+    return verify_signed(envelope, keys).model_dump_json()
+
+
+def make_replay_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of fresh interpreters (spawned: the server's threads are not copied)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+class ReplayQueue:
+    """Hands pending runs to an executor and stores each verdict when it comes back."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        executor: Executor,
+        *,
+        delay_s: float = 0.0,
+        log: bool = False,
+    ) -> None:
+        self._sessions = sessions
+        self._executor = executor
+        self._delay_s = delay_s
+        self._log = log
+        self._lock = threading.Lock()
+        self._storing = threading.Lock()
+        self._inflight: dict[str, Future[str]] = {}
+        self._closed = False
+
+    def submit(self, run_id: str) -> None:
+        """Start the replay of a pending run (no-op when it is already under way)."""
+        with read_only(self._sessions) as session:
+            run = get_run(session, run_id)
+            envelope = run.envelope
+            pems = tuple(key.to_pem() for key in owner_keys(session, run.owner_id))
+        with self._lock:
+            if self._closed or run_id in self._inflight:
+                return
+            try:
+                future = self._executor.submit(replay_signed, envelope, pems, self._delay_s)
+            except RuntimeError as exc:  # a broken or shut-down pool
+                # The run is stored; it stays pending and the next start replays it.
+                log.error("cannot start the replay of run %s: %s", run_id, exc)
+                return
+            self._inflight[run_id] = future
+        future.add_done_callback(partial(self._store, run_id))
+
+    def resume(self) -> int:
+        """Submit every run left pending (by a server that stopped); how many there were."""
+        with read_only(self._sessions) as session:
+            waiting = pending_run_ids(session)
+        for run_id in waiting:
+            self.submit(run_id)
+        return len(waiting)
+
+    def in_flight(self) -> int:
+        """Replays submitted and not yet stored."""
+        with self._lock:
+            return len(self._inflight)
+
+    def close(self) -> None:
+        """Stop taking work; replays not stored stay pending for the next start."""
+        with self._lock:
+            self._closed = True
+            for future in self._inflight.values():
+                future.cancel()
+        # Wait for a verdict being stored right now: the database closes after this.
+        with self._storing:
+            pass
+
+    def _store(self, run_id: str, future: Future[str]) -> None:
+        with self._lock:
+            self._inflight.pop(run_id, None)
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            # The run stays pending and is tried again at the next start.
+            log.error("replay of run %s failed: %s: %s", run_id, type(error).__name__, error)
+            return
+        report = VerificationReport.model_validate_json(future.result())
+        with self._storing:
+            if self._closed:
+                return  # still pending: the next start replays it again
+            session = self._sessions()
+            try:
+                finish_run(session, run_id, report, log=self._log)
+            except Exception:
+                log.exception("storing the verdict of run %s failed; it stays pending", run_id)
+            finally:
+                session.close()

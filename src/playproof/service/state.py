@@ -1,0 +1,41 @@
+"""What one running service holds, and the request dependencies that reach it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fastapi import Request
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from playproof.service.db import read_only
+from playproof.service.runs.tasks import ReplayQueue
+from playproof.service.settings import ServiceSettings
+from playproof.sign import SigningKey
+
+__all__ = ["ServiceState", "read_session", "service_state"]
+
+
+@dataclass
+class ServiceState:
+    """The settings, the database, the replay queue and the log key of one service."""
+
+    settings: ServiceSettings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    queue: ReplayQueue
+    log_key: SigningKey | None
+
+
+def service_state(request: Request) -> ServiceState:
+    """The state of the app serving ``request``."""
+    state = request.app.state.service
+    assert isinstance(state, ServiceState)
+    return state
+
+
+def read_session(request: Request) -> Iterator[Session]:
+    """A session for routes that only read: it is always rolled back, never committed."""
+    with read_only(service_state(request).sessions) as session:
+        yield session
