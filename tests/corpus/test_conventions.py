@@ -332,8 +332,9 @@ def test_corpus_list_names_every_corpus_with_its_counts_and_pin() -> None:
     assert rows["mooneye"]["reference_passed"] == 62
     assert (rows["dmg-acid2"]["denominator"], rows["dmg-acid2"]["reference_passed"]) == (1, 1)
     assert (rows["blargg"]["denominator"], rows["blargg"]["roms"]) == (43, 58)
-    assert rows["chip8"]["denominator"] is None
-    assert rows["chip8"]["roms"] == 8
+    assert (rows["chip8"]["denominator"], rows["chip8"]["excluded"]) == (8, 4)
+    assert (rows["chip8"]["roms"], rows["chip8"]["reference_passed"]) == (8, 8)
+    assert (rows["chip8"]["platform"], rows["chip8"]["licence"]) == ("chip8", "GPL-3.0-only")
     text = CliRunner().invoke(app, ["corpus", "list"], catch_exceptions=False).stdout
     assert "66 cases graded of 75 ROMs (9 left out); the reference passes 62" in text
 

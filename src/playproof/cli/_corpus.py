@@ -41,7 +41,14 @@ from playproof.corpus import (
     sign_grade,
     verify_grade,
 )
-from playproof.corpus._build import build_acid2, build_mooneye, draft_cases, mooneye_applies
+from playproof.corpus._build import (
+    CHIP8_CASES,
+    build_acid2,
+    build_chip8,
+    build_mooneye,
+    draft_cases,
+    mooneye_applies,
+)
 from playproof.corpus._catalog import REFERENCE_RESULTS, list_corpora
 from playproof.corpus._grading import candidate_digest, command_candidate
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
@@ -76,6 +83,7 @@ class BuildKind(StrEnum):
     REFERENCE = "reference"
     MOONEYE = "mooneye"
     ACID2 = "dmg-acid2"
+    CHIP8 = "chip8"
 
 
 @corpus_app.command("build")
@@ -91,8 +99,9 @@ def corpus_build(
         BuildKind,
         typer.Option(
             help="Where the answers come from: the reference's results (keep what it "
-            "passes), the Mooneye register convention, or the dmg-acid2 reference picture "
-            "(both also write reference.json, the reference's own grade)."
+            "passes), the Mooneye register convention, the dmg-acid2 reference picture, or "
+            "the CHIP-8 suite's published pictures (all three also write reference.json, "
+            "the reference's own grade)."
         ),
     ] = BuildKind.REFERENCE,
     jobs: Annotated[int, typer.Option(help="Parallel reference processes.")] = 2,
@@ -105,6 +114,8 @@ def corpus_build(
     sums = read_sums(roms)
     if kind == BuildKind.MOONEYE:
         total = sum(mooneye_applies(case.file) for case in draft_cases(sums))
+    elif kind == BuildKind.CHIP8:
+        total = len(CHIP8_CASES)
     else:
         total = 1 if kind == BuildKind.ACID2 else len(draft_cases(sums))
     progress, task = _progress(total, quiet, "reference")
@@ -119,7 +130,12 @@ def corpus_build(
                 roms, sums=sums, corpus_id=corpus_id, version=version, jobs=jobs, on_case=advance
             )
         else:
-            build = build_mooneye if kind == BuildKind.MOONEYE else build_acid2
+            builders = {
+                BuildKind.MOONEYE: build_mooneye,
+                BuildKind.ACID2: build_acid2,
+                BuildKind.CHIP8: build_chip8,
+            }
+            build = builders[kind]
             built = build(
                 roms, sums=sums, corpus_id=corpus_id, version=version, jobs=jobs, on_case=advance
             )
@@ -199,7 +215,10 @@ def _results_table(results: list[CaseResult], title: str) -> Table:
 def grade_command(
     candidate: Annotated[
         str,
-        typer.Option(help="Candidate command line (no shell), or 'reference' for the PyBoy one."),
+        typer.Option(
+            help="Candidate command line (no shell), or 'reference' for the corpus platform's "
+            "reference (PyBoy on a DMG, the built-in interpreter on CHIP-8)."
+        ),
     ],
     corpus: Annotated[str, typer.Option(help="Shipped corpus name or a manifest path.")] = "blargg",
     answers: Annotated[
@@ -231,7 +250,7 @@ def grade_command(
     hidden = (roms_path.resolve(),)
     secret = (answers_path.resolve(),)
     if candidate == "reference":
-        reference = reference_candidate_spec()
+        reference = reference_candidate_spec(manifest.platform)
         command = reference.command
         spec = dataclasses.replace(reference, hidden=hidden, secret=secret)
     else:

@@ -7,11 +7,13 @@ observation as its answer, what it does not pass is listed in the manifest's
 ``excluded`` with the reason. The denominator is fixed then and never shrinks.
 ``generate_answers`` does the second half for a manifest a user wrote.
 
-Two suites define passing themselves, so their answers never come from an
+Three suites define passing themselves, so their answers never come from an
 emulator: ``build_mooneye`` (the Fibonacci registers at the ``LD B,B``
-breakpoint, every test that applies to a DMG-ABC) and ``build_acid2`` (the
-SHA-256 of the author's reference picture). Each runs the reference once more
-to record how it does, beside the manifest; a case it fails stays a case.
+breakpoint, every test that applies to a DMG-ABC), ``build_acid2`` (the
+SHA-256 of the author's reference picture) and ``build_chip8`` (the Timendus
+CHIP-8 suite, each case answered by the suite's published picture of it).
+Each runs the reference once more to record how it does, beside the
+manifest; a case it fails stays a case.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from playproof.core.canonical import sha256_hex
 from playproof.corpus._grader import grade, status_text
 from playproof.corpus._manifest import (
     Answer,
+    Chip8Key,
+    Chip8Poke,
+    Chip8Setup,
     Corpus,
     CorpusAnswers,
     CorpusCase,
@@ -43,19 +48,32 @@ from playproof.corpus._manifest import (
 )
 from playproof.corpus._reference import reference_candidate_spec, reference_identity
 from playproof.corpus._runner import BLARGG_SIGNATURE, CaseObservation, run_corpus
-from playproof.corpus._wire import MAX_ROM_BYTES, SCREEN_HEIGHT, SCREEN_WIDTH, SHADE_RGB
+from playproof.corpus._wire import (
+    CHIP8_SCREEN_HEIGHT,
+    CHIP8_SCREEN_WIDTH,
+    MAX_ROM_BYTES,
+    SCREEN_HEIGHT,
+    SCREEN_WIDTH,
+    SHADE_RGB,
+)
 from playproof.errors import FormatError
 
 __all__ = [
     "ACID2_FRAME",
     "BLARGG_SUITE_SECONDS",
+    "CHIP8_CASES",
+    "CHIP8_EXCLUDED",
+    "CHIP8_IPF",
+    "Chip8Plan",
     "FRAMES_PER_SECOND",
     "MOONEYE_BUDGET_FRAMES",
     "MOONEYE_MODEL",
     "MOONEYE_PASS",
     "Built",
     "build_acid2",
+    "build_chip8",
     "build_corpus",
+    "chip8_picture_bits",
     "build_mooneye",
     "draft_cases",
     "generate_answers",
@@ -179,7 +197,7 @@ def _run_reference(
 ) -> dict[str, CaseObservation]:
     outcome = run_corpus(
         corpus,
-        reference_candidate_spec(),
+        reference_candidate_spec(corpus.manifest.platform),
         jobs=jobs,
         cases_per_process=BUILD_CASES_PER_PROCESS,
         on_case=on_case,
@@ -265,7 +283,7 @@ def generate_answers(
     return CorpusAnswers(
         corpus_id=manifest.corpus_id,
         manifest_digest=manifest.digest,
-        reference=reference_identity(),
+        reference=reference_identity(manifest.platform),
         answers=found,
     )
 
@@ -320,7 +338,7 @@ def reference_results(
     return ReferenceResults(
         corpus_id=manifest.corpus_id,
         manifest_digest=manifest.digest,
-        reference=reference_identity(),
+        reference=reference_identity(manifest.platform),
         passed=result.passed,
         denominator=result.denominator,
         results=tuple(
@@ -487,6 +505,233 @@ def build_acid2(
         manifest_digest=manifest.digest,
         reference=f"{ACID2_PICTURE} (the author's reference picture)",
         answers={case.id: FramebufferAnswer(sha256=picture_sha256(picture, ACID2_PICTURE))},
+    )
+    seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
+    return Built(manifest, answers, reference_results(manifest, answers, seen))
+
+
+CHIP8_IPF = 15
+"""CHIP-8 instructions per 1/60 s frame in every shipped case (900 per second). The
+quirks test needs timers and at least this many to tell the display wait apart."""
+CHIP8_SELECTOR = 0x1FF
+"""The byte the quirks and keypad ROMs read to skip their menu (1 = CHIP-8 in the quirks test)."""
+CHIP8_KEY_FRAME = 60
+"""When the keypad cases press their keys: a second in, long after the test has drawn."""
+CHIP8_PICTURE_UNIFORM = 15 / 16
+"""Share of a scaled picture cell that must have the cell's colour (the rest is noise,
+such as the three stray white pixels of ``quirks.png``)."""
+CHIP8_PICTURE_COVERAGE = 0.99
+"""Share of a picture's pixels that must be its two display colours."""
+CHIP8_PICTURE_MAX_SCALE = 32
+"""A picture wider than 32 x 64 pixels is refused before it is decoded."""
+
+
+@dataclass(frozen=True)
+class Chip8Plan:
+    """One shipped CHIP-8 case: which ROM, which published picture, how long and what input."""
+
+    id: str
+    rom: str
+    picture: str
+    budget_frames: int
+    selector: int | None = None
+    keys: tuple[tuple[int, int, bool], ...] = ()
+    """(frame, key, down) events."""
+
+    @property
+    def suite(self) -> str:
+        """The ROM's name: ``3-corax+`` for ``bin/3-corax+.ch8``."""
+        return PurePosixPath(self.rom).stem
+
+
+_KEYS_1_AND_6 = ((CHIP8_KEY_FRAME, 1, True), (CHIP8_KEY_FRAME, 6, True))
+CHIP8_CASES: tuple[Chip8Plan, ...] = (
+    Chip8Plan("1-chip8-logo", "bin/1-chip8-logo.ch8", "pictures/chip-8-logo.png", 60),
+    Chip8Plan("2-ibm-logo", "bin/2-ibm-logo.ch8", "pictures/ibm-logo.png", 60),
+    Chip8Plan("3-corax+", "bin/3-corax+.ch8", "pictures/corax+.png", 180),
+    Chip8Plan("4-flags", "bin/4-flags.ch8", "pictures/flags.png", 240),
+    Chip8Plan("5-quirks/chip8", "bin/5-quirks.ch8", "pictures/quirks.png", 480, selector=1),
+    Chip8Plan(
+        "6-keypad/down", "bin/6-keypad.ch8", "pictures/keypad-down.png", 180, 1, _KEYS_1_AND_6
+    ),
+    Chip8Plan("6-keypad/up", "bin/6-keypad.ch8", "pictures/keypad-up.png", 180, 2, _KEYS_1_AND_6),
+    Chip8Plan(
+        "6-keypad/getkey",
+        "bin/6-keypad.ch8",
+        "pictures/keypad-getkey.png",
+        180,
+        3,
+        ((CHIP8_KEY_FRAME, 5, True), (CHIP8_KEY_FRAME + 10, 5, False)),
+    ),
+)
+"""Every case of the shipped ``chip8`` corpus (the CHIP-8 platform only). Budgets leave
+at least twice the frames the reference needs to show the picture."""
+CHIP8_EXCLUDED: tuple[tuple[str, str], ...] = (
+    (
+        "bin/5-quirks.ch8",
+        "selector 0x1FF = 2, 3, 4 (SUPER-CHIP modern, XO-CHIP, SUPER-CHIP legacy) are not "
+        "cases: they need SUPER-CHIP/XO-CHIP instructions and hires mode, which the CHIP-8 "
+        "reference does not have; selector 1 is case 5-quirks/chip8. Its menu picture "
+        "(quirks-platform.png) shows one phase of a blinking cursor, not a result",
+    ),
+    (
+        "bin/6-keypad.ch8",
+        "its menu picture (keypad-menu.png) shows one phase of a blinking cursor, not a "
+        "result; the three tests are cases 6-keypad/down, 6-keypad/up and 6-keypad/getkey",
+    ),
+    (
+        "bin/7-beep.ch8",
+        "tests the buzzer: its picture (beep.png) is one phase of an icon flashing in morse "
+        "rhythm, and a screen hash cannot check sound",
+    ),
+    (
+        "bin/8-scrolling.ch8",
+        "SUPER-CHIP and XO-CHIP only (scrolling instructions, hires); its pictures are "
+        "those platforms' screens",
+    ),
+)
+"""ROM files (or their other uses) left out of the ``chip8`` corpus, with the reason."""
+
+
+def chip8_picture_bits(data: bytes, what: str = "the picture") -> bytes:
+    """A published CHIP-8 screenshot as the 2048 display bytes (1 lit, 0 dark), row-major.
+
+    The picture must be the 64x32 display scaled by a whole factor (the suite's
+    are 768x384, 12x) in two colours, the brighter one lit; a cell whose pixels
+    are not at least 15/16 one colour is a FormatError, as is a picture of
+    another shape or with more than 1% of other colours. Needs Pillow.
+    """
+    import io
+
+    try:
+        from PIL import Image
+    except ImportError:
+        raise FormatError("reading a reference picture needs Pillow: pip install pillow") from None
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.size[0] > CHIP8_PICTURE_MAX_SCALE * CHIP8_SCREEN_WIDTH:
+                raise FormatError(f"{what} is {image.size[0]} pixels wide, over the bound")
+            image.load()
+            rgb = image.convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise FormatError(f"{what} is not a readable picture: {exc}") from None
+    width, height = rgb.size
+    scale = width // CHIP8_SCREEN_WIDTH
+    if scale < 1 or (width, height) != (scale * CHIP8_SCREEN_WIDTH, scale * CHIP8_SCREEN_HEIGHT):
+        raise FormatError(
+            f"{what} is {width}x{height}, not the 64x32 display scaled by a whole factor"
+        )
+    pixels = rgb.tobytes()
+    counts: dict[bytes, int] = {}
+    for at in range(0, len(pixels), 3):
+        colour = pixels[at : at + 3]
+        counts[colour] = counts.get(colour, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    if len(ranked) < 2 or ranked[0][1] + ranked[1][1] < CHIP8_PICTURE_COVERAGE * width * height:
+        raise FormatError(f"{what} is not a two-colour screenshot")
+    first, second = ranked[0][0], ranked[1][0]
+    lit_colour = max(first, second, key=sum)
+    dark_colour = min(first, second, key=sum)
+
+    def lit(colour: bytes) -> bool:
+        near_lit = sum((a - b) ** 2 for a, b in zip(colour, lit_colour, strict=True))
+        near_dark = sum((a - b) ** 2 for a, b in zip(colour, dark_colour, strict=True))
+        return near_lit < near_dark
+
+    verdict = {colour: lit(colour) for colour in counts}
+    cell = scale * scale
+    out = bytearray(CHIP8_SCREEN_WIDTH * CHIP8_SCREEN_HEIGHT)
+    for row in range(CHIP8_SCREEN_HEIGHT):
+        for column in range(CHIP8_SCREEN_WIDTH):
+            on = 0
+            for dy in range(scale):
+                start = 3 * ((row * scale + dy) * width + column * scale)
+                for dx in range(scale):
+                    on += verdict[pixels[start + 3 * dx : start + 3 * dx + 3]]
+            share = max(on, cell - on) / cell
+            if share < CHIP8_PICTURE_UNIFORM:
+                raise FormatError(
+                    f"{what}: display cell ({column}, {row}) is {on} of {cell} lit pixels, "
+                    "not one colour"
+                )
+            out[row * CHIP8_SCREEN_WIDTH + column] = 1 if 2 * on > cell else 0
+    return bytes(out)
+
+
+def build_chip8(
+    root: Path,
+    *,
+    corpus_id: str = "chip8",
+    version: str = "1",
+    jobs: int = 2,
+    on_case: Callable[[CaseObservation], None] | None = None,
+    sums: Mapping[str, str] | None = None,
+) -> Built:
+    """The Timendus CHIP-8 corpus: :data:`CHIP8_CASES`, each answered by its published picture.
+
+    Every ROM and picture must be pinned by ``root/SHA256SUMS``. Each answer is
+    the SHA-256 of :func:`chip8_picture_bits` of the case's picture, never an
+    interpreter's screen; the reference then runs every case once and its
+    grade is kept as :class:`ReferenceResults`.
+    """
+    pinned = read_sums(root) if sums is None else sums
+    cases: list[CorpusCase] = []
+    found: dict[str, Answer] = {}
+    for plan in CHIP8_CASES:
+        for name in (plan.rom, plan.picture):
+            if name not in pinned:
+                raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
+        picture = read_bounded(corpus_file(root, plan.picture), MAX_PICTURE_BYTES, "picture")
+        if sha256_hex(picture) != pinned[plan.picture]:
+            raise FormatError(f"{plan.picture} does not match {root}/SHA256SUMS")
+        setup = Chip8Setup(
+            instructions_per_frame=CHIP8_IPF,
+            poke=()
+            if plan.selector is None
+            else (Chip8Poke(address=CHIP8_SELECTOR, value=plan.selector),),
+            keys=tuple(Chip8Key(frame=f, key=k, down=d) for f, k, d in plan.keys),
+        )
+        cases.append(
+            CorpusCase(
+                id=plan.id,
+                file=plan.rom,
+                sha256=pinned[plan.rom],
+                suite=plan.suite,
+                mode="frames",
+                budget_frames=plan.budget_frames,
+                result_address=None,
+                chip8=setup,
+            )
+        )
+        bits = chip8_picture_bits(picture, plan.picture)
+        found[plan.id] = FramebufferAnswer(sha256=sha256_hex(bits))
+    excluded = []
+    for name, reason in CHIP8_EXCLUDED:
+        if name not in pinned:
+            raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
+        suite = PurePosixPath(name).stem
+        excluded.append(ExcludedCase(file=name, sha256=pinned[name], suite=suite, reason=reason))
+    manifest = CorpusManifest(
+        corpus_id=corpus_id,
+        version=version,
+        platform="chip8",
+        description=(
+            "Timendus CHIP-8 test suite on the CHIP-8 platform (COSMAC VIP behaviour). Each "
+            f"case loads its ROM at 0x200, runs {CHIP8_IPF} instructions per 1/60 s frame "
+            "(a draw ends the frame), sets the menu selector at 0x1FF and presses keys as its "
+            "setup says, and hashes the 64x32 display after its frames (2048 bytes, 1 lit, "
+            "0 dark, row-major); it passes when that is the hash of the suite's published "
+            "picture of the test."
+        ),
+        cases=tuple(cases),
+        excluded=tuple(excluded),
+        denominator=len(cases),
+    )
+    answers = CorpusAnswers(
+        corpus_id=corpus_id,
+        manifest_digest=manifest.digest,
+        reference="the suite's published pictures (pictures/*.png, 12x scale of 64x32)",
+        answers=found,
     )
     seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
     return Built(manifest, answers, reference_results(manifest, answers, seen))

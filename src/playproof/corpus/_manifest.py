@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import digest, parse_json, sha256_hex
@@ -25,6 +34,9 @@ __all__ = [
     "MAX_CORPUS_BYTES",
     "MAX_MANIFEST_BYTES",
     "Answer",
+    "Chip8Key",
+    "Chip8Poke",
+    "Chip8Setup",
     "Corpus",
     "CorpusAnswers",
     "CorpusCase",
@@ -59,6 +71,12 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 CaseId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\t\n\r]+$")]
 Mode = Literal["until-result", "until-breakpoint", "frames"]
 """How the runner drives a case; docs/corpus.md says what each one observes."""
+Platform = Literal["dmg", "chip8"]
+"""The machine a corpus's cases run on (``PLATFORMS`` in ``_wire``)."""
+MAX_CHIP8_IPF = 1000
+"""CHIP-8 instructions per frame a case may ask for (60 000 per emulated second)."""
+MAX_CHIP8_EVENTS = 256
+"""Pokes, or key events, one CHIP-8 case may script."""
 
 
 def _relative_file(value: str) -> str:
@@ -87,6 +105,43 @@ def corpus_file(root: Path, relative: str) -> Path:
     return path
 
 
+class Chip8Poke(BaseModel):
+    """One byte written to CHIP-8 memory after ``LOAD`` (e.g. 0x1FF, the suite's selector)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    address: Annotated[int, Field(ge=0, le=0xFFF)]
+    value: Annotated[int, Field(ge=0, le=255)]
+
+
+class Chip8Key(BaseModel):
+    """A scripted keypad event: after ``frame`` frames, key ``key`` goes down or comes up."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    frame: Annotated[int, Field(ge=0, le=MAX_BUDGET_FRAMES)]
+    key: Annotated[int, Field(ge=0, le=15)]
+    down: bool
+
+
+class Chip8Setup(BaseModel):
+    """How a CHIP-8 case runs: its speed, memory set before the first frame, and key presses."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instructions_per_frame: Annotated[int, Field(ge=1, le=MAX_CHIP8_IPF)]
+    """Instructions per 1/60 s frame (fewer when a sprite is drawn: the display wait)."""
+    poke: Annotated[tuple[Chip8Poke, ...], Field(max_length=MAX_CHIP8_EVENTS)] = ()
+    keys: Annotated[tuple[Chip8Key, ...], Field(max_length=MAX_CHIP8_EVENTS)] = ()
+
+    @model_validator(mode="after")
+    def _keys_in_order(self) -> Self:
+        frames = [event.frame for event in self.keys]
+        if frames != sorted(frames):
+            raise ValueError("CHIP-8 key events are not in frame order")
+        return self
+
+
 class CorpusCase(BaseModel):
     """One test: a ROM file pinned by SHA-256, how to run it and for how long."""
 
@@ -107,11 +162,22 @@ class CorpusCase(BaseModel):
     """Public serial text that ends an ``until-result`` case early (never a verdict)."""
     result_address: Annotated[int, Field(ge=0, le=0xFFFF - 255)] | None = 0xA000
     """Where a Blargg-style status block (status, DE B0 61, text) may appear."""
+    chip8: Chip8Setup | None = None
+    """A CHIP-8 case's speed, memory pokes and key script; absent from Game Boy cases."""
 
     @field_validator("file")
     @classmethod
     def _inside_corpus(cls, value: str) -> str:
         return _relative_file(value)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_setup(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        # A Game Boy case serialises as it did before CHIP-8 existed, so the
+        # digests of existing manifests (and the answers bound to them) stay valid.
+        data: dict[str, object] = handler(self)
+        if data.get("chip8") is None:
+            data.pop("chip8", None)
+        return data
 
 
 class ExcludedCase(BaseModel):
@@ -136,7 +202,7 @@ class CorpusManifest(BaseModel):
         str, Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     ]
     version: Annotated[str, Field(min_length=1, max_length=64)]
-    platform: Literal["dmg"] = "dmg"
+    platform: Platform = "dmg"
     description: Annotated[str, Field(max_length=2000)] = ""
     cases: Annotated[tuple[CorpusCase, ...], Field(min_length=1, max_length=MAX_CASES)]
     excluded: tuple[ExcludedCase, ...] = ()
@@ -151,6 +217,18 @@ class CorpusManifest(BaseModel):
             raise ValueError(
                 f"denominator {self.denominator} is not the number of cases ({len(self.cases)})"
             )
+        for case in self.cases:
+            if self.platform == "chip8":
+                if case.mode != "frames" or case.chip8 is None:
+                    raise ValueError(
+                        f"CHIP-8 case {case.id!r} needs mode 'frames' and a chip8 setup"
+                    )
+                if any(event.frame > case.budget_frames for event in case.chip8.keys):
+                    raise ValueError(f"CHIP-8 case {case.id!r} has a key event after its budget")
+            elif case.chip8 is not None:
+                raise ValueError(
+                    f"case {case.id!r} has a chip8 setup on platform {self.platform!r}"
+                )
         return self
 
     @property
@@ -198,8 +276,10 @@ class RegistersAnswer(BaseModel):
 class FramebufferAnswer(BaseModel):
     """Pass when the SHA-256 of the screen after the case's frames equals this.
 
-    The hashed bytes are the 160x144 frame, row-major, three bytes (R, G, B) per
-    pixel, shades 0..3 as the grey levels 0xFF, 0xAA, 0x55, 0x00.
+    On a DMG the hashed bytes are the 160x144 frame, row-major, three bytes
+    (R, G, B) per pixel, shades 0..3 as the grey levels 0xFF, 0xAA, 0x55, 0x00.
+    On CHIP-8 they are the 64x32 display, row-major, one byte per pixel (1 lit,
+    0 dark): 2048 bytes.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,4 +1,8 @@
-"""How to start the reference candidate in a jail (the PyBoy protocol implementation)."""
+"""How to start a platform's reference candidate in a jail.
+
+On a DMG it is the PyBoy protocol implementation (``reference_candidate``);
+on CHIP-8 it is the interpreter of ``playproof.corpus.chip8``.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,28 @@ from pathlib import Path
 from playproof.corpus import reference_candidate
 from playproof.corpus._jail import python_paths
 from playproof.corpus._runner import CandidateSpec
+from playproof.corpus.chip8 import candidate as chip8_candidate
 
 __all__ = ["REFERENCE_NAME", "reference_candidate_spec", "reference_identity"]
 
 REFERENCE_NAME = reference_candidate.CANDIDATE_NAME
+CHIP8_REFERENCE_NAME = chip8_candidate.CANDIDATE_NAME
 
 
-def reference_candidate_spec() -> CandidateSpec:
+def reference_candidate_spec(platform: str = "dmg") -> CandidateSpec:
     """The reference candidate, run as a script so it starts without importing playproof.
 
-    Only the script file itself and the interpreter's folders are visible in
-    the jail; where those folders hold the package (a wheel install), the jail
-    covers its corpus data folder, answers included.
+    Only the script (for CHIP-8: its folder, script and interpreter) and the
+    interpreter's folders are visible in the jail; where those folders hold
+    the package (a wheel install), the jail covers its corpus data folder,
+    answers included.
     """
+    if platform == "chip8":
+        script = Path(chip8_candidate.__file__).resolve()
+        return CandidateSpec(
+            command=(sys.executable, "-I", str(script)),
+            read_only=(*python_paths(), script.parent),
+        )
     script = Path(reference_candidate.__file__).resolve()
     return CandidateSpec(
         command=(sys.executable, "-I", str(script)),
@@ -28,8 +41,10 @@ def reference_candidate_spec() -> CandidateSpec:
     )
 
 
-def reference_identity() -> str:
-    """Which emulator the reference candidate wraps, e.g. ``pyboy-reference (PyBoy 2.8.1)``."""
+def reference_identity(platform: str = "dmg") -> str:
+    """Which emulator the reference candidate is, e.g. ``pyboy-reference (PyBoy 2.8.1)``."""
+    if platform == "chip8":
+        return f"{CHIP8_REFERENCE_NAME} (playproof's COSMAC VIP interpreter)"
     from importlib.metadata import version
 
     return f"{REFERENCE_NAME} (PyBoy {version('pyboy')})"

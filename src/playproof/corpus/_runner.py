@@ -37,14 +37,20 @@ from playproof.corpus._jail import (
     reserve_lanes,
     resolve_isolation,
 )
-from playproof.corpus._manifest import Corpus, CorpusCase
+from playproof.corpus._manifest import Corpus, CorpusCase, Platform
 from playproof.corpus._protocol import (
     CandidateChannel,
     CandidateGone,
     CandidateTimeout,
     ProtocolBreach,
 )
-from playproof.corpus._wire import CYCLES_PER_FRAME, SCREEN_BYTES, screen_rgb
+from playproof.corpus._wire import (
+    CHIP8_KEYS,
+    CHIP8_SCREEN_BYTES,
+    CYCLES_PER_FRAME,
+    SCREEN_BYTES,
+    screen_rgb,
+)
 
 __all__ = [
     "MAX_SERIAL_BYTES",
@@ -88,7 +94,8 @@ class CaseObservation(BaseModel):
     at_breakpoint: bool | None = None
     """``until-breakpoint``: True when ``RUNBP`` answered ``BREAK``, False on ``LIMIT``."""
     screen_sha256: str | None = None
-    """SHA-256 of the screen as R, G, B bytes per pixel, row-major (``_wire.screen_rgb``)."""
+    """SHA-256 of the screen: on a DMG as R, G, B bytes per pixel, row-major
+    (``_wire.screen_rgb``); on CHIP-8 the 2048 display bytes (0 or 1) as sent."""
     wall_seconds: float = 0.0
     stderr_tail: Annotated[str, Field(max_length=MAX_STDERR_TAIL)] = ""
 
@@ -157,7 +164,41 @@ class _Collected:
             )
 
 
-def _drive(channel: CandidateChannel, case: CorpusCase, rom: bytes, seen: _Collected) -> None:
+def _drive_chip8(channel: CandidateChannel, case: CorpusCase, rom: bytes, seen: _Collected) -> None:
+    """``PLATFORM``, ``LOAD``, the pokes, frames split at each scripted key event, ``SCREEN``."""
+    setup = case.chip8
+    if setup is None:
+        raise ProtocolBreach(f"case {case.id!r} has no CHIP-8 setup")  # the manifest refuses this
+    channel.request(f"PLATFORM chip8 {setup.instructions_per_frame}")
+    channel.request(f"LOAD {len(rom)}", rom)
+    for poke in setup.poke:
+        channel.request(f"POKE {poke.address} {poke.value}")
+    for event in setup.keys:
+        if event.frame > seen.frames:
+            channel.request(f"FRAMES {event.frame - seen.frames}")
+            seen.frames = event.frame
+        channel.request(f"{'PRESS' if event.down else 'RELEASE'} {CHIP8_KEYS[event.key]}")
+    if case.budget_frames > seen.frames:
+        channel.request(f"FRAMES {case.budget_frames - seen.frames}")
+        seen.frames = case.budget_frames
+    screen = channel.data("SCREEN", CHIP8_SCREEN_BYTES)
+    if len(screen) != CHIP8_SCREEN_BYTES:
+        raise ProtocolBreach(f"SCREEN sent {len(screen)} bytes, expected {CHIP8_SCREEN_BYTES}")
+    if screen.strip(b"\0\1"):
+        raise ProtocolBreach("SCREEN: a CHIP-8 pixel byte is not 0 or 1")
+    seen.screen = sha256_hex(screen)
+
+
+def _drive(
+    channel: CandidateChannel,
+    case: CorpusCase,
+    rom: bytes,
+    seen: _Collected,
+    platform: Platform = "dmg",
+) -> None:
+    if platform == "chip8":
+        _drive_chip8(channel, case, rom, seen)
+        return
     channel.request(f"LOAD {len(rom)}", rom)
     if case.mode == "until-breakpoint":
         reply = channel.request(f"RUNBP {case.budget_frames * CYCLES_PER_FRAME}")
@@ -275,7 +316,7 @@ class _Slot:
             live.channel.deadline = deadline
             if last and self.prestart and self.spare is None and more_waiting():
                 self._prestart()
-            _drive(live.channel, case, corpus.roms[case.id], seen)
+            _drive(live.channel, case, corpus.roms[case.id], seen, corpus.manifest.platform)
         except CandidateTimeout as exc:
             outcome, detail = "timeout", str(exc)
         except CandidateGone as exc:

@@ -27,7 +27,7 @@ __all__ = [
 
 CORPORA = ("blargg", "chip8", "dmg-acid2", "mooneye")
 """Corpora whose files (ROMs, licence, ``SOURCE.md``, ``SHA256SUMS``) ship with playproof."""
-SHIPPED = ("blargg", "dmg-acid2", "mooneye")
+SHIPPED = ("blargg", "chip8", "dmg-acid2", "mooneye")
 """Corpora whose manifest and answers ship too, so ``playproof grade`` can use them by name."""
 DATA = Path(__file__).parent / "data"
 """The package folder that holds every shipped corpus."""

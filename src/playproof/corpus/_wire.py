@@ -11,6 +11,12 @@ from typing import Final
 
 __all__ = [
     "BUTTONS",
+    "CHIP8_KEYS",
+    "CHIP8_MAX_PROGRAM_BYTES",
+    "CHIP8_SCREEN_BYTES",
+    "CHIP8_SCREEN_HEIGHT",
+    "CHIP8_SCREEN_WIDTH",
+    "PLATFORMS",
     "CYCLES_PER_FRAME",
     "MAX_DATA_BYTES",
     "MAX_LINE_BYTES",
@@ -48,6 +54,18 @@ CYCLES_PER_FRAME: Final = 70224
 """T-cycles in one DMG frame (4.194304 MHz / 59.7275 Hz)."""
 
 BUTTONS: Final = ("a", "b", "start", "select", "up", "down", "left", "right")
+
+PLATFORMS: Final = ("dmg", "chip8")
+"""Machines a case can run on; a ``chip8`` case starts with ``PLATFORM chip8 <ipf>``."""
+CHIP8_SCREEN_WIDTH: Final = 64
+CHIP8_SCREEN_HEIGHT: Final = 32
+CHIP8_SCREEN_BYTES: Final = CHIP8_SCREEN_WIDTH * CHIP8_SCREEN_HEIGHT
+"""A CHIP-8 ``SCREEN`` is one byte per pixel, row-major: 1 lit, 0 dark; the grader hashes
+these 2048 bytes as they are."""
+CHIP8_MAX_PROGRAM_BYTES: Final = 4096 - 0x200
+"""A CHIP-8 program is loaded at 0x200 and fills at most the rest of the 4 KiB memory."""
+CHIP8_KEYS: Final = "0123456789abcdef"
+"""CHIP-8 keypad keys in ``PRESS``/``RELEASE``: one hexadecimal digit."""
 
 
 def screen_rgb(shades: bytes) -> bytes:
