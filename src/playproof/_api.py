@@ -29,6 +29,7 @@ from playproof.engine import (
     Analyst,
     CampaignResult,
     EpisodeConfig,
+    Ledger,
     SegmentReport,
     SteeringHook,
     TurnReport,
@@ -184,6 +185,7 @@ async def acampaign(
     analyst: Analyst | None = None,
     steering: SteeringHook | None = None,
     segments: int | None = None,
+    saved: Ledger | None = None,
     cancel: asyncio.Event | None = None,
     on_turn: Callable[[TurnReport], None] | None = None,
     on_segment: Callable[[SegmentReport], None] | None = None,
@@ -195,7 +197,9 @@ async def acampaign(
     The finished campaign's ``record`` is the same run record a single episode
     with the same driver, seed and limits produces. A ``ledger`` file needs
     ``ledger_key``: every save is signed with it and a resume refuses a ledger
-    it did not sign (use the key that will sign the record).
+    it did not sign (use the key that will sign the record). ``saved`` is the
+    ledger already read from ``ledger`` with ``playproof.engine.load_ledger``,
+    so the file is not read twice (it is still checked in full).
     """
     resolved = resolve_target(target, contract)
     config = _config(
@@ -222,6 +226,7 @@ async def acampaign(
             analyst=analyst,
             steering=steering,
             segments=segments,
+            saved=saved,
             cancel=cancel,
             on_turn=on_turn,
             on_segment=on_segment,

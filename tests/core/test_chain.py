@@ -1,9 +1,10 @@
 import math
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from playproof.core.chain import MAX_INPUT_BYTES, Decision, chain_head, genesis_hash, link_hash
 
@@ -205,3 +206,138 @@ def test_chain_linker_extend_refuses_columns_of_different_lengths() -> None:
 
     with pytest.raises(ValueError, match="2 inputs but 1 costs"):
         ChainLinker("0" * 64).extend(1, ["a", "b"], [0.0])
+
+
+class _CheckedInPython(BaseModel):
+    """The decision model as it was checked before: a Python validator per field."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    turn: Annotated[int, Field(ge=1)]
+    input: Annotated[str, Field(min_length=1)]
+    cost_usd: Annotated[float, Field(ge=0)] | None
+    latency_ms: Annotated[float, Field(ge=0)]
+
+    @field_validator("input")
+    @classmethod
+    def _bounded_input(cls, value: str) -> str:
+        if len(value.encode("utf-8")) > MAX_INPUT_BYTES:
+            raise ValueError(f"input is over {MAX_INPUT_BYTES} bytes")
+        return value
+
+    @field_validator("cost_usd", "latency_ms")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be finite")
+        return value
+
+
+def _outcome(model: type[BaseModel], fields: dict[str, Any], strict: bool) -> Any:
+    """The validated fields, or the class of the error and the fields it names."""
+    try:
+        return model.model_validate(fields, strict=strict).model_dump()
+    except ValidationError as exc:
+        return ValidationError, sorted(str(e["loc"][0]) for e in exc.errors())
+
+
+HOSTILE_NUMBERS = [
+    math.nan,
+    math.inf,
+    -math.inf,
+    -1.0,
+    -5e-324,
+    -0.0,
+    0.0,
+    5e-324,
+    1.5,
+    1e308,
+    None,
+    "1.0",
+    True,
+    3,
+]
+LONG = MAX_INPUT_BYTES // 4
+HOSTILE_INPUTS = [
+    "",
+    "x",
+    "x" * LONG,
+    "x" * (LONG + 1),
+    "x" * MAX_INPUT_BYTES,
+    "x" * (MAX_INPUT_BYTES + 1),
+    "\U0001f600" * (LONG - 1) + "ab",
+    "\U0001f600" * LONG,
+    "\U0001f600" * LONG + "x",
+    "\u00e9" * (MAX_INPUT_BYTES // 2),
+    "\u00e9" * (MAX_INPUT_BYTES // 2 + 1),
+    "\ud800",
+    "a\udfffb" * (LONG // 2),
+    b"up",
+    7,
+    None,
+]
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("word", HOSTILE_INPUTS, ids=lambda w: f"{type(w).__name__}{len(str(w))}")
+def test_native_input_check_decides_as_the_python_validator(word: Any, strict: bool) -> None:
+    fields = {"turn": 1, "input": word, "cost_usd": 0.0, "latency_ms": 0.0}
+    assert _outcome(Decision, fields, strict) == _outcome(_CheckedInPython, fields, strict)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
+def test_native_number_checks_decide_as_the_python_validators(value: Any, strict: bool) -> None:
+    for name in ("cost_usd", "latency_ms"):
+        fields = {"turn": 1, "input": "up", "cost_usd": 0.0, "latency_ms": 0.0, name: value}
+        assert _outcome(Decision, fields, strict) == _outcome(_CheckedInPython, fields, strict)
+
+
+@given(
+    st.text(min_size=0, max_size=40) | st.sampled_from(HOSTILE_INPUTS[:13]),
+    st.none() | st.floats() | st.integers(-3, 3),
+    st.floats() | st.integers(-3, 3),
+)
+def test_decisions_are_refused_and_accepted_as_before(
+    word: str, cost: float | None, latency: float
+) -> None:
+    fields = {"turn": 1, "input": word, "cost_usd": cost, "latency_ms": latency}
+    for strict in (True, False):
+        assert _outcome(Decision, fields, strict) == _outcome(_CheckedInPython, fields, strict)
+
+
+def test_a_refused_input_names_the_bound_once() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Decision.model_validate(
+            {"turn": 1, "input": "\U0001f600" * (LONG + 1), "cost_usd": 0.0, "latency_ms": 0.0}
+        )
+    assert [e["msg"] for e in caught.value.errors()] == [
+        f"input must be a non-empty string of at most {MAX_INPUT_BYTES} bytes in UTF-8"
+    ]
+
+
+@given(
+    st.lists(
+        st.text(max_size=6)
+        | st.sampled_from(["x" * LONG, "x" * (LONG + 1), "\U0001f600" * LONG + "x"]),
+        max_size=8,
+    )
+)
+def test_first_too_large_equals_checking_every_word(words: list[str]) -> None:
+    from playproof.core.chain import first_too_large, input_too_large
+
+    expected = next((i for i, w in enumerate(words) if input_too_large(w)), None)
+    assert first_too_large(words) == expected
+    assert first_too_large(tuple(words)) == expected
+
+
+@given(decisions, st.integers(0, 2**53 - 2))
+def test_extend_over_columns_equals_folding_link_hash_over_decisions(
+    raw: list[tuple[str, float | None, float]], seed: int
+) -> None:
+    from playproof.core.chain import ChainLinker
+
+    start = genesis_hash("g", "0" * 64, "1" * 64, seed=seed)
+    chain = build(raw)
+    words, costs = [d.input for d in chain], [d.cost_usd for d in chain]
+    assert ChainLinker(start).extend(1, words, costs) == chain_head(start, chain)

@@ -334,3 +334,85 @@ def test_resume_refuses_a_loop_that_already_played_and_misaligned_columns() -> N
     loop.resume(["inc"], [0.0], [1.0])
     with pytest.raises(RunError, match="has not played yet"):
         loop.resume(["inc"], [0.0], [1.0])
+
+
+class _RemoteToy(ToyGame):
+    """A toy game that says it runs in another process, and fails after ``fail_after`` steps."""
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.fail_after = fail_after
+        self.steps = 0
+
+    @property
+    def pid(self) -> int:
+        return 1
+
+    def step(self, word: str) -> None:
+        self.steps += 1
+        if self.fail_after is not None and self.steps > self.fail_after:
+            raise RuntimeError("the worker went away")
+        super().step(word)
+
+
+def _resume_remote(game: _RemoteToy, alongside: Any) -> Any:
+    from playproof.engine._loop import DecisionLoop
+
+    loop = DecisionLoop(game, CONTRACT, Walker(), EpisodeConfig(max_turns=50, history=2))
+    words = ["inc"] * 20
+    loop.resume(words, [0.0] * 20, [1.0] * 20, alongside=alongside)
+    return loop
+
+
+def test_the_check_beside_a_remote_replay_runs_on_another_thread_and_its_error_wins() -> None:
+    import threading
+
+    from playproof.errors import LedgerError
+
+    seen: list[str] = []
+
+    def check() -> None:
+        seen.append(threading.current_thread().name)
+
+    loop = _resume_remote(_RemoteToy(), check)
+    assert loop.turn == 20
+    assert seen
+    assert seen[0] != threading.current_thread().name
+
+    def refuse() -> None:
+        raise LedgerError("ledger.json", ["a cost was edited"])
+
+    # The replay fails too: the ledger's problem explains it, so it is the one reported.
+    with pytest.raises(LedgerError, match="a cost was edited") as caught:
+        _resume_remote(_RemoteToy(fail_after=5), refuse)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    with pytest.raises(RuntimeError, match="went away"):
+        _resume_remote(_RemoteToy(fail_after=5), check)
+
+
+def test_a_resume_from_a_ledger_read_by_the_caller_equals_one_from_the_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.json"
+    campaign(Walker(), path, segments=2)
+    saved = load_ledger(path, KEY.verifying_key, consistent=False)
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(path.read_bytes())
+    from_saved = campaign(Walker(), path, saved=saved)
+    from_file = campaign(Walker(), copy)
+    assert from_saved.record is not None
+    assert from_file.record is not None
+    same_run(from_saved.record, from_file.record)
+    same_run(from_saved.record, continuous(Walker()))
+    # The columns kept from the adopted ledger and extended by play are what was saved.
+    again = load_ledger(path, KEY.verifying_key)
+    assert again.decisions == from_saved.ledger.decisions
+    assert again.decisions.inputs[: len(saved.decisions)] == saved.decisions.inputs
+
+
+def test_a_saved_ledger_needs_its_file() -> None:
+    from playproof.errors import RunError
+
+    saved_elsewhere = campaign(Walker(), None, segments=1).ledger
+    with pytest.raises(RunError, match="pass that file as ledger"):
+        campaign(Walker(), None, segments=1, saved=saved_elsewhere, ledger_key=KEY)

@@ -61,6 +61,7 @@ from playproof.engine import (
     Analysis,
     Analyst,
     CampaignResult,
+    Ledger,
     SegmentReport,
     Steer,
     TurnReport,
@@ -115,13 +116,17 @@ def _load_analyst(spec: str) -> Analyst:
     return hook
 
 
-def _last_note(ledger: Path, key: VerifyingKey) -> tuple[str | None, int]:
-    """The last steering note a saved ledger holds and its turn count (None, 0 when new)."""
+def _last_note(ledger: Path, key: VerifyingKey) -> tuple[str | None, Ledger | None]:
+    """The last steering note a saved ledger holds and the ledger (None, None when new).
+
+    The ledger is read once, here: the campaign resumes from it and checks it
+    against itself, the run and replay.
+    """
     if not ledger.exists():
-        return None, 0
-    saved = load_ledger(ledger, key)
+        return None, None
+    saved = load_ledger(ledger, key, consistent=False)
     note = saved.steering[-1].steer.note.strip() if saved.steering else None
-    return note, len(saved.decisions)
+    return note, saved
 
 
 def _status(spent: float, budget: float | None, report: TurnReport) -> str:
@@ -247,7 +252,8 @@ def campaign(
     check_key_dir(key_dir)
     # The key that signs the record also signs every save of the ledger.
     key = signing_key(key_dir, quiet=quiet)
-    last_note, done = _last_note(ledger, key.verifying_key)
+    last_note, saved = _last_note(ledger, key.verifying_key)
+    done = len(saved.decisions) if saved is not None else 0
     steering = SteerFile(steer_file, last_note) if steer_file is not None else None
     resuming = line(f"resuming from {ledger} ({done} decisions)") if done else None
     # The bar is drawn at the first turn: a ledger or mode error comes before it.
@@ -270,6 +276,7 @@ def campaign(
                 analyst=hook,
                 steering=steering,
                 segments=segments,
+                saved=saved,
                 on_turn=on_turn,
                 on_segment=on_segment,
                 settings=run_settings(agent, options),

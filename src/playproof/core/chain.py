@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterable, Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, WithJsonSchema
+from pydantic_core import CoreSchema, core_schema
 
 from playproof.core.canonical import canonical_json, digest
 
@@ -30,6 +30,7 @@ __all__ = [
     "Decision",
     "canonical_decision",
     "chain_head",
+    "first_too_large",
     "genesis_hash",
     "input_too_large",
     "link_hash",
@@ -71,6 +72,54 @@ def input_too_large(word: str) -> bool:
     return len(word) > _SURELY_BOUNDED and len(word.encode("utf-8")) > MAX_INPUT_BYTES
 
 
+def first_too_large(words: Sequence[str]) -> int | None:
+    """The position of the first word over MAX_INPUT_BYTES in UTF-8, or None.
+
+    The same answer as :func:`input_too_large` word by word; the usual case
+    (every word short enough to need no encoding) is one pass in C.
+    """
+    if not words or max(map(len, words)) <= _SURELY_BOUNDED:
+        return None
+    return next((i for i, word in enumerate(words) if input_too_large(word)), None)
+
+
+def _checked_input(word: str) -> str:
+    if input_too_large(word):
+        raise ValueError(f"input is over {MAX_INPUT_BYTES} bytes")
+    return word
+
+
+def _input_schema(_source: Any, _handler: Any) -> CoreSchema:
+    """A non-empty string of at most MAX_INPUT_BYTES in UTF-8, checked in pydantic-core when short.
+
+    A string of at most MAX_INPUT_BYTES // 4 characters cannot be over the
+    bound, so the first branch accepts it without calling Python; only longer
+    strings are encoded. Either way a refusal is one error with one message.
+    """
+    short = core_schema.str_schema(min_length=1, max_length=_SURELY_BOUNDED)
+    checked = core_schema.no_info_after_validator_function(
+        _checked_input, core_schema.str_schema(min_length=1, max_length=MAX_INPUT_BYTES)
+    )
+    return core_schema.union_schema(
+        [short, checked],
+        mode="left_to_right",
+        custom_error_type="decision_input",
+        custom_error_message=(
+            f"input must be a non-empty string of at most {MAX_INPUT_BYTES} bytes in UTF-8"
+        ),
+    )
+
+
+DecisionInput = Annotated[
+    str,
+    GetPydanticSchema(_input_schema),
+    WithJsonSchema({"minLength": 1, "type": "string"}),
+]
+"""A decision's input: a non-empty string of at most MAX_INPUT_BYTES in UTF-8."""
+Measured = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A non-negative finite number (checked in pydantic-core: NaN and infinities are refused)."""
+
+
 def canonical_decision(turn: int, word: str, cost_usd: float | None) -> bytes:
     """RFC 8785 bytes of what the chain covers of one decision: turn, input and cost.
 
@@ -96,23 +145,9 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     turn: Annotated[int, Field(ge=1)]
-    input: Annotated[str, Field(min_length=1)]
-    cost_usd: Annotated[float, Field(ge=0)] | None
-    latency_ms: Annotated[float, Field(ge=0)]
-
-    @field_validator("input")
-    @classmethod
-    def _bounded_input(cls, value: str) -> str:
-        if input_too_large(value):
-            raise ValueError(f"input is over {MAX_INPUT_BYTES} bytes")
-        return value
-
-    @field_validator("cost_usd", "latency_ms")
-    @classmethod
-    def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError("must be finite")
-        return value
+    input: DecisionInput
+    cost_usd: Measured | None
+    latency_ms: Measured
 
     def canonical(self) -> bytes:
         """The RFC 8785 form the chain hashes (turn, input, cost; not latency)."""

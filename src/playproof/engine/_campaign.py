@@ -102,6 +102,8 @@ class _Campaign:
         self.started_at = loop.started_at
         self.stop: StopReason | None = None
         self.updated_at = now()
+        self.saved_columns = LedgerDecisions.model_construct()
+        """The columns of the turns last saved or adopted (columns() extends them)."""
 
     def adopt(self, saved: Ledger) -> None:
         """Take over a saved ledger, after checking it against this run and by replay.
@@ -149,6 +151,7 @@ class _Campaign:
         if problems:
             raise LedgerError(where, problems)
         self.covered = len(saved.decisions)
+        self.saved_columns = saved.decisions
         self.segments = list(saved.segments)
         self.analyses = list(saved.analyses)
         self.steering = list(saved.steering)
@@ -183,13 +186,26 @@ class _Campaign:
         )
 
     def columns(self) -> LedgerDecisions:
-        """The decisions the saved segments cover, as the ledger's columns."""
-        covered = self.loop.decisions[: self.covered]
-        return LedgerDecisions.model_construct(
-            inputs=tuple(w for _, w, _, _ in covered),
-            costs_usd=tuple(c for _, _, c, _ in covered),
-            latencies_ms=tuple(ms for _, _, _, ms in covered),
+        """The decisions the saved segments cover, as the ledger's columns.
+
+        The columns of the last call (or of the adopted ledger) are kept and
+        only the turns decided since are added, so a save after a resume of
+        millions of decisions does not rebuild them.
+        """
+        known = self.saved_columns
+        done = len(known)
+        if done > self.covered:  # never the case: covered only grows
+            known, done = LedgerDecisions.model_construct(), 0
+        if done == self.covered:
+            return known
+        fresh = self.loop.decisions[done : self.covered]
+        columns = LedgerDecisions.model_construct(
+            inputs=known.inputs + tuple(w for _, w, _, _ in fresh),
+            costs_usd=known.costs_usd + tuple(c for _, _, c, _ in fresh),
+            latencies_ms=known.latencies_ms + tuple(ms for _, _, _, ms in fresh),
         )
+        self.saved_columns = columns
+        return columns
 
     def save(self) -> Ledger:
         """Save the ledger (when the campaign has a file) and return it."""
@@ -304,6 +320,7 @@ async def run_campaign(
     analyst: Analyst | None = None,
     steering: SteeringHook | None = None,
     segments: int | None = None,
+    saved: Ledger | None = None,
     cancel: asyncio.Event | None = None,
     on_turn: Callable[[TurnReport], None] | None = None,
     on_segment: Callable[[SegmentReport], None] | None = None,
@@ -316,6 +333,11 @@ async def run_campaign(
     ``ledger_key`` (required with a file; a resume refuses a ledger this key
     did not sign). ``segments`` caps how many segments this call plays before
     it pauses. ``on_segment`` sees each report after its ledger is saved.
+
+    ``saved`` is the ledger a caller already read from ``ledger`` with
+    :func:`load_ledger` (under ``ledger_key.verifying_key``), so the file is
+    not read and parsed twice; it is checked against itself, this run and
+    replay exactly as a ledger read here would be.
     """
     if ledger is not None and ledger_key is None:
         raise RunError(
@@ -326,14 +348,18 @@ async def run_campaign(
         raise RunError(f"segment_turns must be >= 1, not {segment_turns}")
     if segments is not None and segments < 0:
         raise RunError(f"segments must be >= 0, not {segments}")
+    if saved is not None and ledger is None:
+        raise RunError("saved is the ledger read from the ledger file: pass that file as ledger")
     cancel = cancel or asyncio.Event()
     loop = DecisionLoop(game, contract, driver, config)
     campaign = _Campaign(loop, segment_turns, ledger, ledger_key, max(recent, 0))
     reports: list[SegmentReport] = []
     status: Literal["finished", "paused", "interrupted"] = "paused"
     try:
-        if ledger is not None and ledger_key is not None and ledger.exists():
-            campaign.adopt(load_ledger(ledger, ledger_key.verifying_key, consistent=False))
+        if saved is None and ledger is not None and ledger_key is not None and ledger.exists():
+            saved = load_ledger(ledger, ledger_key.verifying_key, consistent=False)
+        if saved is not None:
+            campaign.adopt(saved)
         else:
             loop.start()
         played = 0

@@ -50,8 +50,8 @@ from playproof.core.chain import (
     MAX_INPUT_BYTES,
     ChainLinker,
     Decision,
+    first_too_large,
     genesis_hash,
-    input_too_large,
 )
 from playproof.core.game import MAX_SEED
 from playproof.core.record import Actor, ClaimedMilestone, Limits, StopReason, TargetPin
@@ -684,12 +684,9 @@ def _limit_problems(ledger: Ledger) -> list[str]:
                 problems.append(f"turn {turn} was taken after the budget was spent")
                 break
             spent += cost
-    oversized = next(
-        (t for t, word in enumerate(ledger.decisions.inputs, start=1) if input_too_large(word)),
-        None,
-    )
+    oversized = first_too_large(ledger.decisions.inputs)
     if oversized is not None:
-        problems.append(f"turn {oversized} has an input over {MAX_INPUT_BYTES} bytes")
+        problems.append(f"turn {oversized + 1} has an input over {MAX_INPUT_BYTES} bytes")
     if ledger.finished != (ledger.stop_reason is not None):
         problems.append("a finished ledger names its stop reason, an unfinished one does not")
     return problems

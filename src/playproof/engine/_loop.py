@@ -15,9 +15,9 @@ turn limit, the budget, the segment limit, cancellation.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import platform
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -268,9 +268,10 @@ class DecisionLoop:
         already verified for these decisions (else the chain is recomputed here).
 
         ``alongside`` is the caller's own work (e.g. checking a ledger): it runs
-        on this thread while a game in another process replays the prefix, else
-        before the replay. If it raises, the replay is waited for and the error
-        propagates before anything else changes.
+        on another thread while a game in another process replays the prefix,
+        else before the replay. If it raises, the replay is waited for and its
+        error propagates (also when the replay failed too) before anything else
+        changes.
         """
         if self.decisions:
             raise RunError("resume rebuilds a loop that has not played yet")
@@ -284,20 +285,54 @@ class DecisionLoop:
         # The first snapshot the driver's history shows (the whole log when it shows none).
         live_from = max(count - keep, 0) if keep else count
         prefix = inputs[:live_from]
+
+        def tally() -> tuple[str, float, int, float, list[RawDecision]]:
+            """Chain head, spend, unmeasured count, latency and rows (no state changes here)."""
+            chained = head
+            if chained is None:
+                chain = ChainLinker(self.head)
+                chain.extend(1, inputs, costs)
+                chained = chain.head
+            spent, unmeasured, latency = self.spent, self.unmeasured, self.latency_total
+            for cost in costs:
+                if cost is None:
+                    unmeasured += 1
+                else:
+                    spent += cost
+            for ms in latencies:
+                latency += ms
+            rows = list(zip(range(1, count + 1), inputs, costs, latencies, strict=True))
+            return chained, spent, unmeasured, latency, rows
+
         if alongside is not None and live_from and isinstance(game, OutOfProcess):
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="playproof-replay") as pool:
-                replaying = pool.submit(self._replay_prefix, prefix)
+            # The replay request leaves from this thread at once (the caller's work
+            # on it would hold the interpreter lock and delay it); the caller's work
+            # and the tally run on another thread while this one waits for the worker.
+            gate = threading.Event()
+
+            def check() -> tuple[str, float, int, float, list[RawDecision]]:
+                gate.wait()
+                alongside()
+                return tally()
+
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="playproof-check") as pool:
+                # The thread is started and parked on the gate before the replay
+                # begins, so opening the gate leaves this thread holding the lock.
+                checking = pool.submit(check)
+                gate.set()
                 try:
-                    alongside()
-                except BaseException:
-                    # The caller's error is the one to report; the replay only has to end.
-                    with contextlib.suppress(Exception):
-                        replaying.result()
+                    result = self._replay_prefix(prefix)
+                except BaseException as failure:
+                    # A problem the caller found explains a failed replay: it is reported.
+                    problem = checking.exception()
+                    if problem is not None:
+                        raise problem from failure
                     raise
-                result = replaying.result()
+                totals = checking.result()
         else:
             if alongside is not None:
                 alongside()
+            totals = tally()
             result = self._replay_prefix(prefix)
         if result is not None:
             self.tracker.restore(result.verified, result.events)
@@ -311,22 +346,8 @@ class DecisionLoop:
             observe(snapshot.evidence, turn)
             assert snapshot.observation is not None
             shown = snapshot.observation
-        if head is None:
-            chain = ChainLinker(self.head)
-            chain.extend(1, inputs, costs)
-            head = chain.head
-        spent, unmeasured = self.spent, self.unmeasured
-        for cost in costs:
-            if cost is None:
-                unmeasured += 1
-            else:
-                spent += cost
-        self.decisions.extend(zip(range(1, count + 1), inputs, costs, latencies, strict=True))
-        self.head, self.spent, self.unmeasured = head, spent, unmeasured
-        latency = self.latency_total
-        for ms in latencies:
-            latency += ms
-        self.latency_total = latency
+        self.head, self.spent, self.unmeasured, self.latency_total, rows = totals
+        self.decisions.extend(rows)
         self.over = game.over() if not snapshots else snapshots[-1].over
         self.observation = shown
 
