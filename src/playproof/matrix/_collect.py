@@ -1,0 +1,217 @@
+"""Read and verify every record of a matrix folder, for the report.
+
+Every record file is read bounded and its signature checked against the
+trusted keys. A record is then verified by replay, on the executor, unless a
+verification stored beside it (``<cell id>.verification.json``) names the
+same record digest: then that stored verification stands. Replays are stored
+that way for the next report. A record that fails any check, is no matrix
+record, or sits under another cell's file name is rejected with its reasons;
+nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from playproof._api import verify_record
+from playproof._bounded import read_bounded
+from playproof.core.canonical import parse_json
+from playproof.core.record import RunRecord
+from playproof.core.report import VerificationReport
+from playproof.errors import FormatError, RunError
+from playproof.matrix._executor import open_executor
+from playproof.matrix._spec import MAX_SPEC_BYTES, Cell, MatrixSpec
+from playproof.matrix._store import RECORD_SUFFIX, SPEC_FILE, cell_of, write_atomic
+from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, record_digest, verify_envelope
+
+__all__ = [
+    "MAX_RECORD_FILES",
+    "MAX_STORED_VERIFICATION_BYTES",
+    "VERIFICATION_SUFFIX",
+    "Collected",
+    "Rejected",
+    "StoredVerification",
+    "VerifiedCell",
+    "collect",
+]
+
+MAX_RECORD_FILES = 100_000
+"""The most record files one report reads."""
+MAX_STORED_VERIFICATION_BYTES = 1 << 20
+"""The largest stored verification read."""
+VERIFICATION_SUFFIX = ".verification.json"
+VERIFICATION_SCHEMA = "playproof/matrix-verification/v1"
+_NOT_RECORDS = frozenset({SPEC_FILE, "report.json"})
+"""Files a matrix folder may hold beside its records (the spec; a report written into it)."""
+REPLAY_TIMEOUT_S = 3600.0
+"""Seconds one replay may take before the report gives up."""
+
+
+class StoredVerification(BaseModel):
+    """A verification kept beside a record: valid only for the record digest it names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_: Literal["playproof/matrix-verification/v1"] = Field(
+        "playproof/matrix-verification/v1", alias="schema"
+    )
+    record_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    report: VerificationReport
+
+
+@dataclass(frozen=True)
+class VerifiedCell:
+    """A record that verified clean, with what replay recomputed."""
+
+    file: str
+    cell: Cell
+    record: RunRecord
+    report: VerificationReport
+    source: Literal["replay", "stored"]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A record file left out of every score, and why."""
+
+    file: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Collected:
+    """The clean cells, the rejected files, and the cells the spec names that have no record."""
+
+    cells: list[VerifiedCell]
+    rejected: list[Rejected]
+    missing: list[str]
+    spec: MatrixSpec | None
+
+
+def _record_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        raise FormatError(f"{folder} is not a folder of matrix records; give the --out of a run")
+    found = []
+    for path in folder.iterdir():
+        name = path.name
+        if name.startswith(".") or name in _NOT_RECORDS or name.endswith(VERIFICATION_SUFFIX):
+            continue
+        if name.endswith(RECORD_SUFFIX):
+            found.append(path)
+            if len(found) > MAX_RECORD_FILES:
+                raise FormatError(f"{folder} holds over {MAX_RECORD_FILES} record files")
+    return sorted(found)
+
+
+def _stored_spec(folder: Path) -> MatrixSpec | None:
+    path = folder / SPEC_FILE
+    if not path.is_file():
+        return None
+    try:
+        raw = parse_json(
+            read_bounded(path, MAX_SPEC_BYTES, "matrix spec"), limit=MAX_SPEC_BYTES, what=SPEC_FILE
+        )
+        return MatrixSpec.model_validate(raw)
+    except (FormatError, ValidationError):
+        return None
+
+
+def _stored(path: Path, digest: str) -> VerificationReport | None:
+    """The verification beside a record, if there is one and it is for this very record."""
+    if not path.is_file():
+        return None
+    try:
+        data = read_bounded(path, MAX_STORED_VERIFICATION_BYTES, "stored verification")
+        stored = StoredVerification.model_validate_json(data)
+    except (FormatError, ValidationError):
+        return None
+    return stored.report if stored.record_digest == digest else None
+
+
+def _replay(record: RunRecord, worker: bool | None) -> VerificationReport:
+    return verify_record(record, worker=worker)
+
+
+def _reasons(report: VerificationReport) -> tuple[str, ...]:
+    return tuple(f"{c.id}: {c.reason}" for c in report.failed()) or ("rejected",)
+
+
+def collect(
+    folder: Path,
+    keys: Sequence[VerifyingKey],
+    *,
+    executor: str = "local",
+    jobs: int | None = None,
+    trust_stored: bool = True,
+    on_record: Callable[[int, int], None] | None = None,
+) -> Collected:
+    """Verify every record in ``folder`` (see the module docstring)."""
+    files = _record_files(folder)
+    pool, _ = open_executor(executor, jobs)
+    cells: list[VerifiedCell] = []
+    rejected: list[Rejected] = []
+    replays: dict[Future[VerificationReport], tuple[Path, Cell, RunRecord, str]] = {}
+    try:
+        for path in files:
+            try:
+                data = read_bounded(path, MAX_ENVELOPE_BYTES, "matrix record")
+            except FormatError as exc:
+                rejected.append(Rejected(path.name, (f"record-well-formed: {exc}",)))
+                continue
+            verdict = verify_envelope(data, keys)
+            record = verdict.record
+            if not verdict.clean or record is None:
+                rejected.append(Rejected(path.name, tuple(verdict.reasons()) or ("rejected",)))
+                continue
+            cell = cell_of(record)
+            if cell is None:
+                rejected.append(Rejected(path.name, ("not a matrix record (no cell recorded)",)))
+                continue
+            if path.name != f"{cell.id}{RECORD_SUFFIX}":
+                rejected.append(
+                    Rejected(path.name, (f"the record is cell {cell.id}, not this file's cell",))
+                )
+                continue
+            digest = record_digest(record)
+            sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
+            report = _stored(sidecar, digest) if trust_stored else None
+            if report is not None and report.clean:
+                cells.append(VerifiedCell(path.name, cell, record, report, "stored"))
+                continue
+            if report is not None:
+                rejected.append(Rejected(path.name, _reasons(report)))
+                continue
+            future = pool.submit(_replay, record, False if executor == "local" else None)
+            replays[future] = (path, cell, record, digest)
+        for done, (future, (path, cell, record, digest)) in enumerate(replays.items(), 1):
+            try:
+                report = future.result(timeout=REPLAY_TIMEOUT_S)
+            except TimeoutError as exc:
+                raise RunError(f"replaying {path.name} took over {REPLAY_TIMEOUT_S:.0f} s") from exc
+            stored = StoredVerification(record_digest=digest, report=report)
+            sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
+            write_atomic(sidecar, stored.model_dump_json(by_alias=True).encode())
+            if on_record is not None:
+                on_record(done, len(replays))
+            if report.clean:
+                cells.append(VerifiedCell(path.name, cell, record, report, "replay"))
+            else:
+                rejected.append(Rejected(path.name, _reasons(report)))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    spec = _stored_spec(folder)
+    missing: list[str] = []
+    if spec is not None:
+        present = {c.cell.id for c in cells} | {
+            r.file.removesuffix(RECORD_SUFFIX) for r in rejected
+        }
+        missing = [c.id for c in spec.cells() if c.id not in present]
+    cells.sort(key=lambda c: c.file)
+    rejected.sort(key=lambda r: r.file)
+    return Collected(cells=cells, rejected=rejected, missing=missing, spec=spec)

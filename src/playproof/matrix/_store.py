@@ -1,0 +1,128 @@
+"""The matrix folder: one signed record per cell, written atomically, read bounded.
+
+A cell's record is ``<cell id>.json`` (a DSSE envelope). It is written to a
+temporary file in the same folder, flushed to disk and renamed over the final
+name, so a killed run leaves either the whole record or none. The cell's
+identity travels inside the signed record (``provenance.settings.options``:
+``matrix_agent``, ``matrix_repetition``, ``matrix_config``), so a record that
+was renamed, or made under another configuration, is recognised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from playproof._bounded import read_bounded
+from playproof.core.record import RunRecord
+from playproof.errors import FormatError
+from playproof.matrix._spec import Cell, MatrixSpec
+from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, verify_envelope
+
+__all__ = [
+    "CONFIG_OPTION",
+    "PROFILE_OPTION",
+    "RECORD_SUFFIX",
+    "REPETITION_OPTION",
+    "SPEC_FILE",
+    "cell_of",
+    "finished_record",
+    "record_path",
+    "remove_stale_temporaries",
+    "write_atomic",
+]
+
+RECORD_SUFFIX = ".json"
+SPEC_FILE = "matrix.spec.json"
+"""The spec a run was started with, kept beside the records (lists missing cells)."""
+PROFILE_OPTION = "matrix_agent"
+REPETITION_OPTION = "matrix_repetition"
+CONFIG_OPTION = "matrix_config"
+
+
+def record_path(folder: Path, cell: Cell) -> Path:
+    """Where ``cell``'s signed record lives."""
+    return folder / f"{cell.id}{RECORD_SUFFIX}"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Delete temporary files that a killed writer left behind (its process is gone)."""
+    removed = []
+    for path in folder.glob(".*.tmp"):
+        pid = path.name.removesuffix(".tmp").rpartition(".")[2]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def cell_of(record: RunRecord) -> Cell | None:
+    """The matrix cell a record says it plays, or None when it is no matrix record."""
+    settings = record.provenance.settings
+    options = settings.options if settings is not None else {}
+    agent = options.get(PROFILE_OPTION)
+    repetition = options.get(REPETITION_OPTION)
+    name = record.target.name
+    if not isinstance(agent, str) or type(repetition) is not int or name is None:
+        return None
+    try:
+        return Cell(agent=agent, target=name, seed=record.seed, repetition=repetition)
+    except ValueError:
+        return None
+
+
+def finished_record(
+    folder: Path, cell: Cell, spec: MatrixSpec, key: VerifyingKey
+) -> RunRecord | None:
+    """The cell's record if one is there, signed by ``key``, for this cell and configuration.
+
+    Anything else (no file, an unreadable or torn file, a bad signature, a
+    record of another cell or made under another configuration) is None: the
+    cell is played again and its file replaced.
+    """
+    path = record_path(folder, cell)
+    if not path.is_file():
+        return None
+    try:
+        data = read_bounded(path, MAX_ENVELOPE_BYTES, "matrix record")
+    except FormatError:
+        return None
+    verdict = verify_envelope(data, key)
+    record = verdict.record
+    if not verdict.clean or record is None or cell_of(record) != cell:
+        return None
+    settings = record.provenance.settings
+    stored = settings.options.get(CONFIG_OPTION) if settings is not None else None
+    return record if stored == spec.config_digest(spec.profile(cell.agent)) else None

@@ -1,0 +1,208 @@
+"""Hostile matrix folders and specs: secrets, torn, renamed, oversized and stale files."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from playproof.cli._matrix import build_agent
+from playproof.errors import NotSupportedError
+from playproof.matrix import (
+    SPEC_FILE,
+    StoredVerification,
+    collect,
+    parse_spec,
+    record_path,
+    run_matrix,
+)
+from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, record_digest
+
+EXE = [sys.executable, "-c", "from playproof.cli import main; main()"]
+
+SPEC = """
+targets = ["native/2048"]
+seeds = [0, 1]
+max_turns = 8
+
+[[agents]]
+name = "robin"
+agent = "baseline:round-robin"
+"""
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> tuple[Path, SigningKey]:
+    """Two cells of 2048 played serially into ``tmp_path/runs``."""
+    key = SigningKey.generate()
+    outcome = run_matrix(parse_spec(SPEC), tmp_path / "runs", key, build_agent, executor="serial")
+    assert outcome.played == 2
+    return tmp_path / "runs", key
+
+
+def _cell(name: str) -> str:
+    return f"robin__native.2048__s{name}__r0.json"
+
+
+def test_a_spec_with_a_secret_value_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    spec = SPEC.replace('agent = "baseline:round-robin"', 'agent = "openai:m"\napi_key = "x"')
+    (tmp_path / "spec.toml").write_text(spec)
+    result = subprocess.run(
+        [*EXE, "matrix", "run", "spec.toml", "--out", "runs", "--key-dir", "keys"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "looks like a secret" in result.stderr or "named like a secret" in result.stderr
+    assert "api_key_env" in result.stderr
+    assert not (tmp_path / "runs").exists()
+    assert not (tmp_path / "keys").exists()
+
+
+def test_a_torn_record_is_played_again(played: tuple[Path, SigningKey]) -> None:
+    runs, key = played
+    torn = runs / _cell("0")
+    torn.write_bytes(torn.read_bytes()[:100])
+    outcome = run_matrix(parse_spec(SPEC), runs, key, build_agent, executor="serial")
+    assert (outcome.played, outcome.skipped) == (1, 1)
+    assert json.loads(torn.read_bytes())["payloadType"]
+
+
+def test_a_record_signed_by_another_key_is_played_again(played: tuple[Path, SigningKey]) -> None:
+    runs, _ = played
+    outcome = run_matrix(
+        parse_spec(SPEC), runs, SigningKey.generate(), build_agent, executor="serial"
+    )
+    assert outcome.played == 2
+
+
+def test_a_record_made_under_another_configuration_is_played_again(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    changed = parse_spec(SPEC.replace("max_turns = 8", "max_turns = 9"))
+    assert run_matrix(changed, runs, key, build_agent, executor="serial").played == 2
+
+
+def test_a_renamed_record_is_rejected_and_its_cell_replayed(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    (runs / _cell("1")).write_bytes((runs / _cell("0")).read_bytes())
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    assert [r.file for r in collected.rejected] == [_cell("1")]
+    assert "not this file's cell" in collected.rejected[0].reasons[0]
+    assert run_matrix(parse_spec(SPEC), runs, key, build_agent, executor="serial").played == 1
+
+
+def test_a_stored_verification_for_another_digest_is_not_trusted(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    first = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in first.cells] == ["replay", "replay"]
+    again = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in again.cells] == ["stored", "stored"]
+    # Swap in a forged record signed by the same key: the stored clean
+    # verification names the old digest and must not vouch for it.
+    cell = runs / _cell("0")
+    from playproof.core.record import parse_run_record
+    from playproof.sign import parse_envelope, sign_record
+
+    record = parse_run_record(
+        json.loads(parse_envelope(cell.read_bytes()).payload_bytes())["predicate"]
+    )
+    forged = record.model_validate(
+        {**record.to_json(), "claimed": [*record.to_json()["claimed"], {"id": "x", "turn": 1}]}
+    )
+    cell.write_bytes(sign_record(forged, key).to_bytes())
+    sidecar = runs / _cell("0").replace(".json", ".verification.json")
+    stored = StoredVerification.model_validate_json(sidecar.read_bytes())
+    assert stored.report.clean
+    assert stored.record_digest == record_digest(record)
+    after = collect(runs, [key.verifying_key], executor="serial")
+    assert [r.file for r in after.rejected] == [_cell("0")]
+    assert any(r.startswith("claims-reproduced") for r in after.rejected[0].reasons)
+
+
+def test_oversized_and_special_files_are_rejected_without_hanging(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    big = runs / "huge.json"
+    with big.open("wb") as handle:
+        handle.truncate(MAX_ENVELOPE_BYTES + 1)
+    os.mkfifo(runs / "pipe.json")
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    reasons = {r.file: r.reasons[0] for r in collected.rejected}
+    assert "over the" in reasons["huge.json"]
+    assert "FIFO" in reasons["pipe.json"]
+    assert len(collected.cells) == 2
+
+
+def test_a_report_lists_cells_the_spec_names_but_the_folder_lacks(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    record_path(runs, parse_spec(SPEC).cells()[1]).unlink()
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    assert collected.missing == [_cell("1").removesuffix(".json")]
+    assert (runs / SPEC_FILE).is_file()
+
+
+def test_the_ray_executor_says_it_is_not_built(tmp_path: Path) -> None:
+    with pytest.raises(NotSupportedError, match="Ray executor is not built"):
+        run_matrix(parse_spec(SPEC), tmp_path / "runs", SigningKey.generate(), build_agent,
+                   executor="ray")  # fmt: skip
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_stale_temporary_file_of_a_dead_writer_is_removed(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    stale = runs / f".{_cell('0')}.999999999.tmp"
+    stale.write_bytes(b"{")
+    run_matrix(parse_spec(SPEC), runs, key, build_agent, executor="serial")
+    assert not stale.exists()
+
+
+def test_the_report_without_its_extra_names_it(played: tuple[Path, SigningKey]) -> None:
+    runs, key = played
+    key.verifying_key.save(runs.parent / "k.pub.pem")
+    hide = "import sys; sys.modules['scipy'] = None; sys.modules['scipy.stats'] = None; "
+    result = subprocess.run(
+        [sys.executable, "-c", hide + "from playproof.cli import main; main()",
+         "matrix", "report", "runs", "--key", "k.pub.pem"],
+        cwd=runs.parent, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "pip install 'playproof[report]'" in result.stderr
+    assert "scipy" in result.stderr
+    assert not (runs / "report").exists()
+
+
+def test_the_ray_executor_on_the_command_line_creates_nothing(tmp_path: Path) -> None:
+    (tmp_path / "spec.toml").write_text(SPEC)
+    result = subprocess.run(
+        [*EXE, "matrix", "run", "spec.toml", "--out", "runs", "--key-dir", "keys",
+         "--executor", "ray"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "Ray executor is not built" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
+
+
+def test_a_report_without_a_trusted_key_says_how_to_give_one(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, _ = played
+    result = subprocess.run(
+        [*EXE, "matrix", "report", "runs", "--key-dir", "nokeys"],
+        cwd=runs.parent, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "--key FILE.pub.pem" in result.stderr
+    assert not (runs / "report").exists()
