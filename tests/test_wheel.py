@@ -150,6 +150,7 @@ def test_the_installed_command_grades_the_shipped_blargg_corpus(venv: Path, work
     )
     grade = json.loads(graded)
     assert grade["passed"] == grade["denominator"] == 43
+    assert (grade["trust"], grade["reward"]) == ("trusted", 43)  # the signature ships
     assert all(r["passed"] for r in grade["results"])
     where = (
         "import json, playproof.corpus as c; print(json.dumps(str(c.shipped_paths('blargg')[0])))"

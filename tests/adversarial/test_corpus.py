@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from controllers import sign_test_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -133,10 +134,12 @@ def _task_folder(folder: Path, corpus: Synthetic, **fields: Any) -> Path:
     task = folder / "task"
     (task / "workspace").mkdir(parents=True)
     shutil.copyfile(SYNTHETIC, task / "workspace" / "candidate.py")
+    controller = sign_test_corpus(corpus.manifest_path, corpus.answers, corpus.roms)
     spec = {
         "manifest": str(corpus.manifest_path),
         "answers": str(corpus.answers_path),
         "roms": str(corpus.roms),
+        "controller_key": str(controller),
         "candidate": [sys.executable, "candidate.py"],
         "case_seconds": 20,
         **fields,
@@ -174,7 +177,7 @@ def test_a_serial_flood_still_writes_a_grade_record_and_a_reward(tmp_path: Path)
     task = _task_folder(tmp_path, corpus)
     report = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
     assert (report["status"], report["passed"], report["reward"]) == ("graded", 1, 1)
-    assert json.loads((task / ".playproof" / "reward.json").read_text())["history"]
+    assert _task.task_progress(task)[2] == 1  # the signed reward state was written
 
 
 # -- answers are out of reach of builds and candidates ----------------------------------------

@@ -18,6 +18,7 @@ from playproof.adapters.ale._game import _read_rom
 from playproof.adapters.pyboy._roms import _expected_sum
 from playproof.corpus._reward import load_state
 from playproof.corpus._task import MAX_TASK_BYTES, load_task
+from playproof.corpus._trust import MAX_SIGNATURE_BYTES, read_signature
 from playproof.engine import load_ledger
 from playproof.errors import FormatError, LedgerError, PlayproofError, SigningKeyError, TargetError
 from playproof.sign import MAX_KEY_FILE_BYTES, SigningKey, VerifyingKey
@@ -41,7 +42,12 @@ READERS: dict[str, tuple[str, Reader, type[PlayproofError]]] = {
     "public key": ("signing.pub.pem", VerifyingKey.load, SigningKeyError),
     "ledger": ("ledger.json", lambda p: load_ledger(p, KEY.verifying_key), LedgerError),
     "task file": ("task.json", _in_folder("task.json", load_task), FormatError),
-    "reward state": ("reward.json", lambda p: load_state(p, "d", 3), FormatError),
+    "reward state": (
+        "reward.json",
+        lambda p: load_state(p, "d", 3, KEY.verifying_key),
+        FormatError,
+    ),
+    "corpus signature": ("corpus.sig.json", read_signature, FormatError),
     "ROM checksums": (
         "SHA256SUMS",
         _in_folder("SHA256SUMS", lambda f: _expected_sum(f, "game.gb")),
@@ -88,7 +94,11 @@ def test_an_endless_device_is_refused(tmp_path: Path, reader: str) -> None:
 
 @pytest.mark.parametrize(
     ("reader", "limit"),
-    [("private key", MAX_KEY_FILE_BYTES), ("task file", MAX_TASK_BYTES)],
+    [
+        ("private key", MAX_KEY_FILE_BYTES),
+        ("task file", MAX_TASK_BYTES),
+        ("corpus signature", MAX_SIGNATURE_BYTES),
+    ],
 )
 def test_a_file_one_byte_over_its_limit_is_refused_not_cut(
     tmp_path: Path, reader: str, limit: int

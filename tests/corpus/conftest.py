@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from controllers import sign_test_corpus
 
 from playproof.corpus import (
     CandidateSpec,
@@ -34,13 +35,15 @@ SUBSET = (
 
 @dataclass(frozen=True)
 class Subset:
-    """A small corpus on disk: manifest, answers and ROM folder."""
+    """A small corpus on disk: manifest, answers and ROM folder, signed by a test controller."""
 
     manifest: CorpusManifest
     answers: CorpusAnswers
     manifest_path: Path
     answers_path: Path
     roms: Path
+    controller_key: Path
+    """The test controller's public key, which signed this corpus."""
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +81,8 @@ def make_subset(folder: Path, shipped: tuple[CorpusManifest, CorpusAnswers, Path
     answers_path = folder / "private" / "answers.json"
     manifest_path.write_text(json.dumps(manifest.model_dump(mode="json")))
     answers_path.write_text(json.dumps(answers.model_dump(mode="json")))
-    return Subset(manifest, answers, manifest_path, answers_path, rom_dir)
+    controller = sign_test_corpus(manifest_path, answers, rom_dir)
+    return Subset(manifest, answers, manifest_path, answers_path, rom_dir, controller)
 
 
 @pytest.fixture

@@ -84,7 +84,10 @@ def test_task_run_tests_rewards_progress_and_not_repetition(subset: Any, tmp_pat
     )
     spec = json.loads((task / "task.json").read_text())
     spec.update(
-        manifest=str(subset.manifest_path), answers=str(subset.answers_path), roms=str(subset.roms)
+        manifest=str(subset.manifest_path),
+        answers=str(subset.answers_path),
+        roms=str(subset.roms),
+        controller_key=str(subset.controller_key),
     )
     (task / "task.json").write_text(json.dumps(spec))
 
@@ -100,6 +103,6 @@ def test_task_run_tests_rewards_progress_and_not_repetition(subset: Any, tmp_pat
     assert (again["reward"], again["cumulative"]) == (0, 4)
     progress = json.loads(_invoke("--json", "task", "progress", "--task", str(task)).output)
     assert progress == {"passed": 4, "denominator": 4, "cumulative": 4}
-    rows = (task / "results.tsv").read_text().splitlines()
+    rows = (task / "last.tsv").read_text().splitlines()
     assert len(rows) == 5
     assert all(r.endswith("match") or "\t1\t" in r for r in rows[1:])

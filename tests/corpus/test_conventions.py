@@ -312,9 +312,11 @@ def test_the_whole_mooneye_corpus_grades_as_recorded() -> None:
     assert (run.grade.passed, run.grade.denominator) == (62, 66)
 
 
-def test_a_candidate_that_only_reports_the_fibonacci_registers_passes_today(cheat: Any) -> None:
-    """The registers convention is public: a candidate that never runs the ROM passes every
-    Mooneye case. Nothing here stops it yet; per-grading variants of the ROMs will."""
+def test_a_candidate_that_only_reports_the_fibonacci_registers_passes_without_variants(
+    cheat: Any,
+) -> None:
+    """The registers convention is public: without ROM variants, a candidate that never runs
+    the ROM passes every Mooneye case (test_variants.py shows variants bring it to 0)."""
     corpus, answers = _subset(QUICK_MOONEYE)
     run = grade_candidate(corpus, answers, cheat("fibonacci"), cases_per_process=4)
     assert run.grade.passed == run.grade.denominator == len(QUICK_MOONEYE)

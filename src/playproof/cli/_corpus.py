@@ -1,4 +1,4 @@
-"""Corpus commands: ``corpus build``, ``corpus answers``, ``corpus list``, ``grade``, ``task ...``.
+"""Corpus commands: ``corpus build/answers/list/sign``, ``grade``, ``verify-grade``, ``task ...``.
 
 Importing this module registers them on :data:`playproof.cli._app.app`.
 """
@@ -16,7 +16,15 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app
+from playproof.cli._app import (
+    EXIT_REJECTED,
+    Executor,
+    ExecutorName,
+    RayAddress,
+    _emit,
+    _wants_json,
+    app,
+)
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     ensure_signing_key,
@@ -25,9 +33,11 @@ from playproof.cli._files import (
     write_document,
 )
 from playproof.cli._output import console, line, progress_bar, row, styled
+from playproof.core.report import CheckResult, VerificationReport
 from playproof.corpus import (
     CaseObservation,
     CaseResult,
+    GradeRecord,
     JailLimits,
     build_corpus,
     generate_answers,
@@ -52,6 +62,24 @@ from playproof.corpus._build import (
 from playproof.corpus._catalog import REFERENCE_RESULTS, list_corpora
 from playproof.corpus._grading import candidate_digest, command_candidate
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
+from playproof.corpus._trust import (
+    check_corpus_signature,
+    load_controller_keys,
+    read_signature,
+    sign_corpus,
+    signature_path,
+    signed_claim,
+)
+from playproof.corpus._variants import (
+    MAX_VARIANTS_PER_CASE,
+    VariantPlan,
+    load_symbols,
+    new_seed,
+    parse_seed,
+    verify_variants,
+)
+from playproof.exec import check_grading_executor
+from playproof.sign import SigningKey
 
 __all__ = ["corpus_app", "task_app"]
 
@@ -63,6 +91,14 @@ app.add_typer(corpus_app, name="corpus")
 app.add_typer(task_app, name="task")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ControllerKeys = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--controller-key",
+        help="Controller public key to trust for corpus signatures (repeatable; "
+        "default: the project's key shipped with playproof).",
+    ),
+]
 MAX_TABLE_ROWS = 60
 
 
@@ -201,6 +237,41 @@ def corpus_answers(
     console.print(f"answers for {len(answers.answers)} cases written to {out}")
 
 
+@corpus_app.command("sign")
+def corpus_sign(
+    key: Annotated[Path, typer.Option(help="The controller's private key (PEM).")],
+    corpus: Annotated[
+        Path, typer.Option(help="Corpus folder holding manifest.json (and answers.json, roms/).")
+    ],
+    answers: Annotated[
+        Path | None, typer.Option(help="Answers file (default: answers.json in the folder).")
+    ] = None,
+    roms: Annotated[
+        Path | None, typer.Option(help="Case files' folder (default: roms/ in the folder).")
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Sign a corpus (manifest, answers, case files) with a controller key: corpus.sig.json."""
+    manifest_path = corpus / "manifest.json"
+    manifest = load_manifest(manifest_path)
+    expected = load_answers(answers or corpus / "answers.json", manifest)
+    loaded = load_corpus(manifest, roms or corpus / "roms")
+    controller = SigningKey.load(key)
+    target = write_document(
+        signature_path(manifest_path), sign_corpus(loaded, expected, controller).to_json()
+    )
+    if _wants_json(json_output):
+        _emit({"corpus_digest": manifest.digest, "key_id": controller.key_id, "out": str(target)})
+    else:
+        console.print(
+            line(
+                f"{manifest.corpus_id} {manifest.version} signed by controller key ",
+                styled(controller.key_id, "bold"),
+                f": {target}",
+            )
+        )
+
+
 def _results_table(results: list[CaseResult], title: str) -> Table:
     table = Table(title=line(title))
     for column in ("case", "result", "reason"):
@@ -235,9 +306,31 @@ def grade_command(
         Path | None, typer.Option(help="Where to write the signed grade record.")
     ] = None,
     key_dir: Annotated[Path, typer.Option("--key-dir")] = DEFAULT_KEY_DIR,
+    controller_key: ControllerKeys = None,
+    executor: Executor = ExecutorName.LOCAL,
+    ray_address: RayAddress = None,
+    variants: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=MAX_VARIANTS_PER_CASE,
+            help="Secret ROM variants per case (0: none); a case passes only with its variants.",
+        ),
+    ] = 1,
+    variant_seed: Annotated[
+        str | None,
+        typer.Option(help="Hex seed of the variants, for a reproducible grading (default secret)."),
+    ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Grade CANDIDATE on a corpus in the jail; print the results and sign a grade record."""
+    """Grade CANDIDATE on a corpus in the jail; print the results and sign a grade record.
+
+    The grade is trusted only when a trusted controller key signed the corpus
+    (corpus.sig.json beside the manifest); otherwise it is untrusted, reward 0.
+    """
+    check_grading_executor(executor, ray_address)
+    if executor == ExecutorName.SERIAL:
+        jobs = 1
     if Path(corpus).suffix == ".json":
         if answers is None or roms is None:
             raise typer.BadParameter("a manifest path needs --answers and --roms")
@@ -247,8 +340,19 @@ def grade_command(
     manifest = load_manifest(manifest_path)
     expected = load_answers(answers_path, manifest)
     loaded = load_corpus(manifest, roms_path)
+    trust = check_corpus_signature(
+        loaded,
+        expected,
+        read_signature(signature_path(manifest_path)),
+        load_controller_keys(controller_key or []),
+    )
     hidden = (roms_path.resolve(),)
     secret = (answers_path.resolve(),)
+    plan = VariantPlan(
+        seed=parse_seed(variant_seed) if variant_seed else new_seed(),
+        per_case=variants,
+        symbols=load_symbols(roms_path, manifest) if variants else {},
+    )
     if candidate == "reference":
         reference = reference_candidate_spec(manifest.platform)
         command = reference.command
@@ -274,6 +378,8 @@ def grade_command(
             cases_per_process=reuse,
             limits=JailLimits(wall_seconds=case_seconds),
             on_case=seen,
+            trust=trust,
+            variants=plan,
         )
     key, _ = ensure_signing_key(key_dir)
     target = out or Path("playproof-runs") / f"grade-{manifest.corpus_id}.json"
@@ -284,6 +390,10 @@ def grade_command(
                 "passed": run.grade.passed,
                 "denominator": run.grade.denominator,
                 "isolation": run.record.isolation,
+                "trust": run.record.trust,
+                "trust_reason": trust.reason,
+                "reward": run.record.reward,
+                "variants": len(run.record.variants),
                 "record": str(path),
                 "results": [r.model_dump() for r in run.grade.results],
             }
@@ -293,9 +403,12 @@ def grade_command(
     console.print(
         line(
             styled(f"{run.grade.passed} of {run.grade.denominator}", "bold"),
-            f" cases pass (isolation: {run.record.isolation}); signed grade record: {path}",
+            f" cases pass (isolation: {run.record.isolation}; "
+            f"{len(run.record.variants)} ROM variants graded); signed grade record: {path}",
         )
     )
+    if not trust.trusted:
+        console.print(line(styled("untrusted", "yellow"), f" grade, reward 0: {trust.reason}"))
 
 
 @app.command("verify-grade")
@@ -306,23 +419,76 @@ def verify_grade_command(
     ] = None,
     manifest: Annotated[Path | None, typer.Option(help="Manifest to check the corpus pin.")] = None,
     key_dir: Annotated[Path, typer.Option("--key-dir")] = DEFAULT_KEY_DIR,
+    controller_key: ControllerKeys = None,
+    variant_seed: Annotated[
+        str | None,
+        typer.Option(
+            help="The grading's variant seed, once revealed: regenerate the variants and "
+            "check their digests (needs --manifest; --roms unless the corpus is shipped)."
+        ),
+    ] = None,
+    roms: Annotated[
+        Path | None, typer.Option(help="ROM folder of --manifest (default: the shipped one).")
+    ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Check a signed grade record; exit 0 only when clean."""
-    report, _ = verify_grade(
+    """Check a signed grade record; exit 0 only when clean. Reports the corpus trust.
+
+    With --manifest, a record claiming a trusted corpus also needs the
+    manifest's corpus.sig.json to verify under a trusted controller key.
+    """
+    signed = None
+    if manifest is not None:
+        signed = signed_claim(
+            read_signature(signature_path(manifest)),
+            load_controller_keys(controller_key or []),
+        )
+    report, parsed = verify_grade(
         read_document(record),
         trusted_keys(key or [], key_dir),
         load_manifest(manifest) if manifest else None,
+        signed,
     )
+    if variant_seed is not None:
+        report = _with_variant_check(report, parsed, manifest, roms, variant_seed)
+    trust = parsed.trust if parsed is not None else None
     if _wants_json(json_output):
-        _emit(report.model_dump(mode="json"))
+        _emit({**report.model_dump(mode="json"), "trust": trust})
     else:
         for check in report.checks:
             mark = "pass" if check.passed else "FAIL"
             console.print(line(f"{check.id}: {mark} ({check.reason})"))
+        if parsed is not None:
+            by = f" (controller key {parsed.controller_key})" if parsed.controller_key else ""
+            console.print(line(f"trust: {parsed.trust}{by}; reward {parsed.reward}"))
         console.print(line(f"verdict: {report.verdict}"))
     if not report.clean:
         raise typer.Exit(EXIT_REJECTED)
+
+
+def _with_variant_check(
+    report: VerificationReport,
+    record: GradeRecord | None,
+    manifest: Path | None,
+    roms: Path | None,
+    seed: str,
+) -> VerificationReport:
+    """The report plus ``variants-reproduced`` (the revealed seed remakes the recorded variants)."""
+    if manifest is None:
+        raise typer.BadParameter("--variant-seed needs --manifest")
+    parsed = load_manifest(manifest)
+    if record is None:
+        check = CheckResult(id="variants-reproduced", passed=False, reason="no record to compare")
+    else:
+        folder = roms or shipped_paths(parsed.corpus_id)[2]
+        counts = [sum(p.case_id == v.case_id for p in record.variants) for v in record.variants]
+        plan = VariantPlan(
+            seed=parse_seed(seed), per_case=max([1, *counts]), symbols=load_symbols(folder, parsed)
+        )
+        check = verify_variants(
+            record.variants, record.variant_seed_sha256, load_corpus(parsed, folder), plan
+        )
+    return VerificationReport.from_checks([*report.checks, check], key_id=report.key_id)
 
 
 TaskDir = Annotated[Path, typer.Option("--task", help="Task folder.")]
@@ -372,10 +538,14 @@ def task_run(
                 "reward": entry.reward,
                 "cumulative": report.cumulative,
                 "finished": entry.finished,
+                "trusted": entry.trusted,
                 "results": str(report.results_path) if report.results_path else None,
                 "failures": [r.model_dump() for r in report.failures],
             }
         )
+        return
+    if entry.status == "built":
+        console.print(line("built; feedback is disabled in this task (no grade, no reward)"))
         return
     if entry.status != "graded":
         console.print(line(styled(entry.status, "red"), "; reward 0\n", report.build_log[-2000:]))
@@ -389,6 +559,8 @@ def task_run(
             f"{'; FINISHED' if entry.finished else ''}; all results in {report.results_path}",
         )
     )
+    if not entry.trusted:
+        console.print(line(styled("untrusted corpus", "yellow"), ": reward 0 (no valid signature)"))
 
 
 @task_app.command("progress")

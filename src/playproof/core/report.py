@@ -47,6 +47,7 @@ CheckId = Literal[
     "claims-reproduced",
     "grade-consistent",
     "corpus-pinned",
+    "variants-reproduced",
 ]
 """The stable check ids; docs/signing.md says what each one checks."""
 

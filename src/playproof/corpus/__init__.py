@@ -47,6 +47,7 @@ from playproof.corpus._reference import reference_candidate_spec
 from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
 from playproof.corpus._shipped import CORPORA, SHIPPED, corpus_dir, shipped_paths
+from playproof.corpus._variants import VariantPin, VariantPlan
 
 __all__ = [
     "CORPORA",
@@ -77,6 +78,8 @@ __all__ = [
     "RewardState",
     "RunOutcome",
     "SerialAnswer",
+    "VariantPin",
+    "VariantPlan",
     "bubblewrap_usable",
     "build_corpus",
     "candidate_digest",

@@ -15,6 +15,8 @@ from playproof.corpus._jail import IsolationChoice, JailLimits, python_paths
 from playproof.corpus._manifest import Corpus, CorpusAnswers
 from playproof.corpus._record import CandidatePin, GradeRecord, grade_record
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
+from playproof.corpus._trust import CorpusTrust
+from playproof.corpus._variants import VariantPin, VariantPlan, run_with_variants
 from playproof.errors import FormatError
 
 __all__ = [
@@ -125,24 +127,45 @@ def grade_candidate(
     limits: JailLimits | None = None,
     isolation: IsolationChoice = "auto",
     on_case: Callable[[CaseObservation], None] | None = None,
+    trust: CorpusTrust | None = None,
+    variants: VariantPlan | None = None,
 ) -> GradingRun:
     """Run ``candidate`` on ``corpus`` in the jail and grade it against ``answers``.
 
-    The answers are checked against the manifest before any case runs.
+    The answers are checked against the manifest before any case runs. The
+    record is trusted only with a ``trust`` saying a controller signed the corpus.
+    With ``variants``, the candidate also runs the ROM variants the plan's
+    secret seed picks, the reference runs them alongside, and a case passes
+    only when its variants match too (``_variants``).
     """
     answers.check_against(corpus.manifest)
     chosen = limits or JailLimits()
     started = datetime.now(UTC)
-    outcome = run_corpus(
-        corpus,
-        candidate,
-        jobs=jobs,
-        cases_per_process=cases_per_process,
-        limits=chosen,
-        isolation=isolation,
-        on_case=on_case,
-    )
-    result = grade(corpus.manifest, answers, outcome.observations)
+    pins: tuple[VariantPin, ...] = ()
+    if variants is not None and variants.per_case > 0:
+        varied = run_with_variants(
+            corpus,
+            answers,
+            candidate,
+            variants,
+            jobs=jobs,
+            cases_per_process=cases_per_process,
+            limits=chosen,
+            isolation=isolation,
+            on_case=on_case,
+        )
+        outcome, result, pins = varied.outcome, varied.grade, varied.pins
+    else:
+        outcome = run_corpus(
+            corpus,
+            candidate,
+            jobs=jobs,
+            cases_per_process=cases_per_process,
+            limits=chosen,
+            isolation=isolation,
+            on_case=on_case,
+        )
+        result = grade(corpus.manifest, answers, outcome.observations)
     pin = CandidatePin(
         command=list(candidate.command),
         build_digest=build_digest or candidate_digest(candidate.command),
@@ -155,6 +178,9 @@ def grade_candidate(
         chosen,
         started,
         cases_per_process=cases_per_process,
+        trust=trust,
+        variants=pins,
+        variant_seed_sha256=variants.seed_sha256 if variants and variants.per_case else None,
     )
     return GradingRun(
         record=record, grade=result, observations=outcome.observations, outcome=outcome

@@ -2,6 +2,8 @@
 
 Subjects: the record itself (``grade-record``), the corpus (``corpus``: the
 corpus digest) and the candidate build (``candidate``: its build digest).
+A record says whether its corpus was signed by a trusted controller key
+(``trust``); an untrusted grade's ``reward`` is zero.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from playproof.core.report import CheckResult, VerificationReport
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._jail import Isolation, JailLimits
 from playproof.corpus._manifest import CorpusManifest
+from playproof.corpus._trust import CorpusClaim, CorpusTrust, Trust
+from playproof.corpus._variants import VariantPin
 from playproof.sign import (
     Envelope,
     PredicateKind,
@@ -72,6 +76,16 @@ class GradeRecord(BaseModel):
     started_at: datetime
     finished_at: datetime
     grader: dict[str, str] = Field(default_factory=dict)
+    trust: Trust = "untrusted"
+    """``trusted`` only when a trusted controller key signed the corpus graded."""
+    controller_key: Annotated[str, Field(max_length=128)] | None = None
+    """The id of the controller key that signed the corpus (a trusted grade only)."""
+    reward: Annotated[int, Field(ge=0)] = 0
+    """The pass count for a trusted grade; zero for an untrusted one."""
+    variants: tuple[VariantPin, ...] = ()
+    """The ROM variants graded besides the cases (by digest; the seed is never written)."""
+    variant_seed_sha256: Sha256 | None = None
+    """SHA-256 of the secret seed that chose the variants (a commitment, not the seed)."""
 
     @model_validator(mode="after")
     def _counts_follow_results(self) -> Self:
@@ -82,6 +96,11 @@ class GradeRecord(BaseModel):
             raise ValueError(f"denominator {self.denominator} but {len(self.results)} results")
         if self.passed != sum(r.passed for r in self.results):
             raise ValueError(f"passed {self.passed} does not count the passing results")
+        if self.reward != (self.passed if self.trust == "trusted" else 0):
+            raise ValueError(f"reward {self.reward} on a {self.trust} grade of {self.passed}")
+        if (self.trust == "trusted") != (self.controller_key is not None):
+            raise ValueError("a trusted grade names its controller key, an untrusted one none")
+        _variants_follow_results(self)
         return self
 
     @property
@@ -94,6 +113,19 @@ class GradeRecord(BaseModel):
         return self.model_dump(mode="json")
 
 
+def _variants_follow_results(record: GradeRecord) -> None:
+    """Every variant names a graded case; a case with a failing variant does not pass."""
+    if record.variants and record.variant_seed_sha256 is None:
+        raise ValueError("variants were graded but the record commits to no variant seed")
+    passing = {r.case_id for r in record.results if r.passed}
+    cases = {r.case_id for r in record.results}
+    for pin in record.variants:
+        if pin.case_id not in cases:
+            raise ValueError(f"a variant names {pin.case_id[:80]!r}, which is no graded case")
+        if not pin.passed and pin.case_id in passing:
+            raise ValueError(f"case {pin.case_id[:80]!r} passes although a variant of it failed")
+
+
 def grade_record(
     manifest: CorpusManifest,
     result: Grade,
@@ -102,10 +134,14 @@ def grade_record(
     limits: JailLimits,
     started_at: datetime,
     cases_per_process: int = 1,
+    trust: CorpusTrust | None = None,
+    variants: tuple[VariantPin, ...] = (),
+    variant_seed_sha256: str | None = None,
 ) -> GradeRecord:
-    """The record of grading ``candidate`` on ``manifest``."""
+    """The record of grading ``candidate`` on ``manifest`` (untrusted unless ``trust`` says)."""
     from importlib.metadata import version
 
+    trusted = trust is not None and trust.trusted
     return GradeRecord(
         corpus_id=manifest.corpus_id,
         corpus_version=manifest.version,
@@ -127,6 +163,11 @@ def grade_record(
         started_at=started_at,
         finished_at=datetime.now(UTC),
         grader={"playproof": version("playproof"), "python": platform.python_version()},
+        trust="trusted" if trusted else "untrusted",
+        controller_key=trust.key_id if trust is not None and trusted else None,
+        reward=result.passed if trusted else 0,
+        variants=variants,
+        variant_seed_sha256=variant_seed_sha256,
     )
 
 
@@ -157,12 +198,16 @@ def verify_grade(
     data: bytes | str | Any,
     trusted: VerifyingKey | Sequence[VerifyingKey] | None,
     manifest: CorpusManifest | None = None,
+    signed_corpus: CorpusClaim | None = None,
 ) -> tuple[VerificationReport, GradeRecord | None]:
     """Check a signed grade record; never raises. With ``manifest``, also its corpus pin.
 
     Checks: the four signature checks, ``grade-consistent`` (pass count and
     denominator follow the results; the record parsed at all) and, when a
-    manifest is given, ``corpus-pinned`` (same corpus digest, same case ids).
+    manifest is given, ``corpus-pinned`` (same corpus id, version and digest,
+    same case ids; a record claiming a trusted corpus also needs
+    ``signed_corpus``, the manifest's corpus signature as verified under a
+    trusted controller key, to name that same corpus).
     """
     verdict = verify_statement(GRADE_RECORD, data, trusted)
     checks = list(verdict.checks)
@@ -176,16 +221,24 @@ def verify_grade(
             CheckResult(
                 id="grade-consistent",
                 passed=True,
-                reason=f"{record.passed} of {record.denominator} cases passed, counts follow",
+                reason=f"{record.passed} of {record.denominator} cases passed, counts follow"
+                + (
+                    f"; {len(record.variants)} variants bound by digest, "
+                    f"{sum(not v.passed for v in record.variants)} failed"
+                    if record.variants
+                    else ""
+                ),
             )
         )
     if manifest is not None:
-        checks.append(_corpus_check(record, manifest))
+        checks.append(_corpus_check(record, manifest, signed_corpus))
     report = VerificationReport.from_checks(checks, key_id=verdict.key_id)
     return report, record
 
 
-def _corpus_check(record: GradeRecord | None, manifest: CorpusManifest) -> CheckResult:
+def _corpus_check(
+    record: GradeRecord | None, manifest: CorpusManifest, signed: CorpusClaim | None
+) -> CheckResult:
     if record is None:
         return CheckResult(id="corpus-pinned", passed=False, reason="no record to compare")
     if record.corpus_digest != manifest.digest:
@@ -195,10 +248,38 @@ def _corpus_check(record: GradeRecord | None, manifest: CorpusManifest) -> Check
             reason=f"record corpus {record.corpus_digest[:16]}..., "
             f"manifest {manifest.digest[:16]}...",
         )
+    if (record.corpus_id, record.corpus_version) != (manifest.corpus_id, manifest.version):
+        return CheckResult(
+            id="corpus-pinned",
+            passed=False,
+            reason=f"record corpus {record.corpus_id[:100]!r} version "
+            f"{record.corpus_version[:64]!r}, manifest {manifest.corpus_id!r} {manifest.version!r}",
+        )
     if [r.case_id for r in record.results] != [c.id for c in manifest.cases]:
         return CheckResult(
             id="corpus-pinned", passed=False, reason="the results do not list the manifest's cases"
         )
+    if record.trust == "trusted":
+        if signed is None:
+            return CheckResult(
+                id="corpus-pinned",
+                passed=False,
+                reason="the record claims a trusted corpus, but the manifest has no corpus "
+                "signature by a trusted controller key",
+            )
+        if (signed.corpus_id, signed.version, signed.manifest_digest) != (
+            manifest.corpus_id,
+            manifest.version,
+            manifest.digest,
+        ):
+            return CheckResult(
+                id="corpus-pinned",
+                passed=False,
+                reason="the record claims a trusted corpus, but the corpus signature is "
+                "about another manifest",
+            )
     return CheckResult(
-        id="corpus-pinned", passed=True, reason=f"{manifest.corpus_id} {manifest.version}"
+        id="corpus-pinned",
+        passed=True,
+        reason=f"{manifest.corpus_id} {manifest.version}, {record.trust}",
     )

@@ -2,8 +2,17 @@
 
 +1 per newly passing case, -1 per newly failing case. A build that fails, or a
 grading run that timed out, earns 0 and leaves the baseline as it was.
-``finished`` is true only when every case passes in one build. The history
-lives in a small JSON state file, written atomically.
+``finished`` is true only when every case passes in one build. A grade over
+an untrusted corpus (see ``_trust``) earns 0 too, though its pass set becomes
+the baseline.
+
+The history lives in a small state file, written atomically and signed by the
+grader: a DSSE envelope carrying an in-toto statement whose subjects are the
+state itself and the corpus digest. A state that fails the signature check
+(edited by hand, or written under another key) is refused, never repaired.
+What the signature does not stop: whoever can read the grader's private key
+can forge a state, and whoever can write the state file can delete it or put
+back an older signed one.
 """
 
 from __future__ import annotations
@@ -14,19 +23,38 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from playproof._bounded import read_bounded
-from playproof.core.canonical import parse_json
+from playproof.core.canonical import validate_strict
 from playproof.errors import FormatError
+from playproof.sign import (
+    PredicateKind,
+    SigningKey,
+    VerifyingKey,
+    sign_predicate,
+    verify_statement,
+)
 
-__all__ = ["MAX_HISTORY", "BuildStatus", "RewardEntry", "RewardState", "load_state", "save_state"]
+__all__ = [
+    "MAX_HISTORY",
+    "REWARD_PREDICATE_TYPE",
+    "REWARD_STATE",
+    "BuildStatus",
+    "RewardEntry",
+    "RewardState",
+    "load_state",
+    "save_state",
+]
 
 MAX_HISTORY = 1000
 """Entries kept in the state file (the oldest are dropped)."""
 MAX_STATE_BYTES = 8 * 1024 * 1024
+REWARD_PREDICATE_TYPE = "https://playproof.dev/reward-state/v1"
+"""The predicate type URI of a signed reward state."""
 
-BuildStatus = Literal["graded", "build-failed", "grading-timed-out"]
+BuildStatus = Literal["graded", "build-failed", "grading-timed-out", "built"]
+"""``built``: built with feedback disabled, not graded (never kept in the state)."""
 
 
 class RewardEntry(BaseModel):
@@ -40,6 +68,8 @@ class RewardEntry(BaseModel):
     passed: Annotated[int, Field(ge=0)]
     reward: int
     finished: bool
+    trusted: bool = True
+    """False when the corpus graded was not signed by a trusted controller (reward 0)."""
 
 
 class RewardState(BaseModel):
@@ -47,7 +77,7 @@ class RewardState(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    corpus_digest: str
+    corpus_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     denominator: Annotated[int, Field(ge=1)]
     baseline: list[str] = Field(default_factory=list)
     """Case ids passing in the last graded build."""
@@ -55,9 +85,17 @@ class RewardState(BaseModel):
     history: list[RewardEntry] = Field(default_factory=list)
 
     def record(
-        self, build_digest: str, status: BuildStatus, passing: frozenset[str] = frozenset()
+        self,
+        build_digest: str,
+        status: BuildStatus,
+        passing: frozenset[str] = frozenset(),
+        *,
+        trusted: bool = True,
     ) -> RewardEntry:
-        """Apply one build's outcome; the entry (with its reward) is appended and returned."""
+        """Apply one build's outcome; the entry (with its reward) is appended and returned.
+
+        An untrusted grade moves the baseline but earns (and adds) nothing.
+        """
         if status != "graded":
             entry = RewardEntry(
                 at=datetime.now(UTC),
@@ -69,7 +107,7 @@ class RewardState(BaseModel):
             )
         else:
             before = set(self.baseline)
-            reward = len(passing - before) - len(before - passing)
+            reward = len(passing - before) - len(before - passing) if trusted else 0
             self.baseline = sorted(passing)
             self.cumulative += reward
             entry = RewardEntry(
@@ -79,30 +117,59 @@ class RewardState(BaseModel):
                 passed=len(passing),
                 reward=reward,
                 finished=len(passing) == self.denominator,
+                trusted=trusted,
             )
         self.history = [*self.history, entry][-MAX_HISTORY:]
         return entry
 
 
-def load_state(path: Path, corpus_digest: str, denominator: int) -> RewardState:
-    """The state in ``path`` (a fresh one if absent); refuse one for another corpus."""
+def _pins(state: RewardState) -> dict[str, str]:
+    return {"corpus": state.corpus_digest}
+
+
+def _read(text: bytes) -> RewardState:
+    return validate_strict(RewardState, text, what="reward state")
+
+
+REWARD_STATE: PredicateKind[RewardState] = PredicateKind(
+    predicate_type=REWARD_PREDICATE_TYPE,
+    write=lambda state: state.model_dump(mode="json"),
+    read=_read,
+    self_subject="reward-state",
+    pins=_pins,
+)
+"""The reward-state predicate kind."""
+
+
+def load_state(
+    path: Path, corpus_digest: str, denominator: int, grader: VerifyingKey
+) -> RewardState:
+    """The state in ``path`` (a fresh one if absent), refused unless ``grader`` signed it.
+
+    A state for another corpus is refused too.
+    """
     if not path.exists():
         return RewardState(corpus_digest=corpus_digest, denominator=denominator)
     data = read_bounded(path, MAX_STATE_BYTES, "reward state")
-    try:
-        state = RewardState.model_validate(
-            parse_json(data, limit=MAX_STATE_BYTES, what=f"reward state {path}")
+    verdict = verify_statement(REWARD_STATE, data, grader)
+    failed = next((check for check in verdict.checks if not check.passed), None)
+    if failed is not None or verdict.value is None:
+        reason = f"{failed.id}: {failed.reason}" if failed else "unreadable"
+        raise FormatError(
+            f"reward state {path} is refused: it is not as the grader signed it ({reason}); "
+            "it was edited or written under another key. Delete the task's .playproof "
+            "folder to start a new history from zero"
         )
-    except ValidationError as exc:
-        raise FormatError(f"reward state {path} is not valid: {exc.errors()[0]['msg']}") from exc
+    state = verdict.value
     if state.corpus_digest != corpus_digest:
         raise FormatError(f"reward state {path} belongs to another corpus")
     return state
 
 
-def save_state(path: Path, state: RewardState) -> None:
-    """Write ``state`` atomically."""
+def save_state(path: Path, state: RewardState, grader: SigningKey) -> None:
+    """Sign ``state`` with ``grader`` and write it atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    envelope = sign_predicate(REWARD_STATE, state, grader)
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(state.model_dump(mode="json"), indent=1) + "\n", "utf-8")
+    temporary.write_text(json.dumps(envelope.to_json(), indent=1) + "\n", "utf-8")
     os.replace(temporary, path)

@@ -5,6 +5,14 @@ A task folder holds ``task.json`` (corpus, build and candidate commands),
 calls ``playproof task run-tests`` (build in the jail, grade the whole corpus,
 reward, per-case TSV) and ``playproof task progress`` (no rebuild). A filter
 only narrows which failures are listed; the score is always the whole corpus.
+
+The reward state is signed by the task's grader key, kept in the task's
+``.playproof`` folder (hidden from every jail). That folder is not out of the
+agent's own shell's reach yet: an agent that reads the grader's private key
+can forge a state, and one that deletes the folder starts a new history.
+Running the agent as its own user, with the key readable only by the grader,
+is later work. Feedback is ``full`` (pass count, reward, failures and the
+per-case TSV files) or ``disabled`` (the build result only).
 """
 
 from __future__ import annotations
@@ -13,10 +21,11 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
@@ -35,11 +44,19 @@ from playproof.corpus._manifest import (
     load_corpus,
     load_manifest,
 )
-from playproof.corpus._reward import RewardEntry, load_state, save_state
+from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation
 from playproof.corpus._shipped import protocol_text, shipped_paths
+from playproof.corpus._trust import (
+    CorpusTrust,
+    check_corpus_signature,
+    load_controller_keys,
+    read_signature,
+    signature_path,
+)
 from playproof.corpus._watch import supervise
 from playproof.errors import FormatError
+from playproof.sign import SigningKey
 
 __all__ = [
     "MAX_LISTED_FAILURES",
@@ -57,7 +74,14 @@ MAX_TASK_BYTES = 64 * 1024
 """The largest ``task.json`` read; a task file is a few hundred bytes."""
 MAX_BUILD_LOG = 4000
 STATE_FILE = ".playproof/reward.json"
-RESULTS_FILE = "results.tsv"
+GRADER_KEY_FILE = ".playproof/grader.pem"
+"""The task's grader key: signs the reward state (see the module's threat model)."""
+RESULTS_FILE = "last.tsv"
+"""Per-case results of the last graded build."""
+PREVIOUS_RESULTS_FILE = "prev.tsv"
+"""Per-case results of the graded build before it."""
+FeedbackMode = Literal["full", "disabled"]
+REFUSED_FEEDBACK = ("aggregate", "hidden")
 
 STARTER = '''"""Starter candidate: answers HELLO and refuses everything else. Replace it."""
 
@@ -98,6 +122,21 @@ class TaskSpec(BaseModel):
     build_seconds: Annotated[float, Field(gt=0, le=7200)] = 600.0
     case_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
     grading_seconds: Annotated[float, Field(gt=0, le=86400)] = 1800.0
+    feedback: FeedbackMode = "full"
+    """``full``: pass count, reward, failures, per-case TSV; ``disabled``: build result only."""
+    controller_key: str | None = None
+    """A controller public key to trust instead of the shipped one (path, task-relative)."""
+
+    @field_validator("feedback", mode="before")
+    @classmethod
+    def _no_hidden_feedback(cls, value: Any) -> Any:
+        if value in REFUSED_FEEDBACK:
+            raise ValueError(
+                f"feedback {value!r} is not offered: a candidate's workspace cannot hide what "
+                "the verifier sees (the candidate produces every observation graded), so "
+                "feedback is either 'full' or 'disabled'"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -120,7 +159,8 @@ def load_task(folder: Path) -> TaskSpec:
     try:
         return TaskSpec.model_validate(parse_json(raw, limit=MAX_TASK_BYTES, what=str(path)))
     except ValidationError as exc:
-        raise FormatError(f"{path} is not valid: {exc.errors()[0]['msg']}") from exc
+        message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise FormatError(f"{path} is not valid: {message}") from exc
 
 
 @dataclass(frozen=True)
@@ -131,7 +171,7 @@ class _Private:
     secret: tuple[Path, ...]
 
 
-def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Private]:
+def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Private, CorpusTrust]:
     manifest_path, answers_path, roms = shipped_paths(spec.corpus) if spec.corpus else (None,) * 3
     manifest_path = folder / spec.manifest if spec.manifest else manifest_path
     answers_path = folder / spec.answers if spec.answers else answers_path
@@ -144,7 +184,50 @@ def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Priva
         hidden=(roms.resolve(), folder.resolve() / ".playproof"),
         secret=(answers_path.resolve(),),
     )
-    return load_corpus(manifest, roms), answers, private
+    corpus = load_corpus(manifest, roms)
+    keys = load_controller_keys([folder / spec.controller_key] if spec.controller_key else [])
+    trust = check_corpus_signature(
+        corpus, answers, read_signature(signature_path(manifest_path)), keys
+    )
+    return corpus, answers, private, trust
+
+
+def _grader_key(folder: Path) -> SigningKey:
+    """The task's grader key, made on first use."""
+    path = folder / GRADER_KEY_FILE
+    if path.exists():
+        return SigningKey.load(path)
+    key = SigningKey.generate()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key.save(path)
+    return key
+
+
+def _state(folder: Path, corpus_digest: str, denominator: int) -> RewardState:
+    """The signed reward state; refused when missing while the grader key exists."""
+    path, key = folder / STATE_FILE, folder / GRADER_KEY_FILE
+    if not path.exists() and key.exists():
+        raise FormatError(
+            f"reward state {path} is missing though the task's grader key exists (deleted?); "
+            "delete the task's .playproof folder to start a new history from zero"
+        )
+    if not key.exists():
+        return RewardState(corpus_digest=corpus_digest, denominator=denominator)
+    grader = SigningKey.load(key).verifying_key
+    return load_state(path, corpus_digest, denominator, grader)
+
+
+def _write_results(folder: Path, grade: Grade) -> Path:
+    """Write ``last.tsv``, keeping the one before it as ``prev.tsv``."""
+    results = folder / RESULTS_FILE
+    if results.exists():
+        results.replace(folder / PREVIOUS_RESULTS_FILE)
+    lines = ["case\tpassed\treason"]
+    lines += [f"{r.case_id}\t{int(r.passed)}\t{r.reason}" for r in grade.results]
+    temporary = folder / f".{RESULTS_FILE}.tmp"
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temporary.replace(results)
+    return results
 
 
 def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, str]:
@@ -193,17 +276,32 @@ def task_run_tests(
     failure_filter: str | None = None,
     on_case: Callable[[CaseObservation], None] | None = None,
 ) -> TaskReport:
-    """Build, grade the whole corpus, update the reward, write ``results.tsv``."""
+    """Build, grade the whole corpus, update the reward, write ``last.tsv`` and ``prev.tsv``.
+
+    With feedback disabled, only build: no grade, no reward, no TSV.
+    """
     spec = load_task(folder)
     workspace = (folder / spec.workspace).resolve()
-    corpus, answers, private = _corpus(folder, spec)
-    state_path = folder / STATE_FILE
-    state = load_state(state_path, corpus.digest, corpus.manifest.denominator)
+    corpus, answers, private, trust = _corpus(folder, spec)
     build_digest = tree_digest(workspace)
+    if spec.feedback == "disabled":
+        built, log = _build(spec, workspace, private)
+        entry = RewardEntry(
+            at=datetime.now(UTC),
+            build_digest=build_digest,
+            status="built" if built else "build-failed",
+            passed=0,
+            reward=0,
+            finished=False,
+        )
+        return TaskReport(entry, 0, corpus.manifest.denominator, None, [], None, log)
+    state_path = folder / STATE_FILE
+    state = _state(folder, corpus.digest, corpus.manifest.denominator)
+    grader = _grader_key(folder)
     built, log = _build(spec, workspace, private)
     if not built:
         entry = state.record(build_digest, "build-failed")
-        save_state(state_path, state)
+        save_state(state_path, state, grader)
         return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
     candidate = CandidateSpec(
         command=tuple(spec.candidate),
@@ -221,17 +319,15 @@ def task_run_tests(
         jobs=spec.jobs,
         limits=JailLimits(wall_seconds=spec.case_seconds),
         on_case=on_case,
+        trust=trust,
     )
     if time.monotonic() - started > spec.grading_seconds:
         entry = state.record(build_digest, "grading-timed-out")
-        save_state(state_path, state)
+        save_state(state_path, state, grader)
         return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
-    entry = state.record(build_digest, "graded", run.grade.passing)
-    save_state(state_path, state)
-    results = folder / RESULTS_FILE
-    lines = ["case\tpassed\treason"]
-    lines += [f"{r.case_id}\t{int(r.passed)}\t{r.reason}" for r in run.grade.results]
-    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    entry = state.record(build_digest, "graded", run.grade.passing, trusted=trust.trusted)
+    save_state(state_path, state, grader)
+    results = _write_results(folder, run.grade)
     failing = [r for r in run.grade.results if not r.passed]
     if failure_filter:
         failing = [r for r in failing if failure_filter in r.case_id]
@@ -247,11 +343,18 @@ def task_run_tests(
 
 
 def task_progress(folder: Path) -> tuple[int, int, int, RewardEntry | None]:
-    """(passing now, denominator, cumulative reward, last entry) without rebuilding."""
+    """(passing now, denominator, cumulative reward, last entry) without rebuilding.
+
+    Refused when the signed reward state fails its check, or feedback is disabled.
+    """
     spec = load_task(folder)
+    if spec.feedback == "disabled":
+        raise FormatError(
+            f"feedback is disabled in {folder / 'task.json'}: this task reports no progress"
+        )
     manifest_path = folder / spec.manifest if spec.manifest else shipped_paths(spec.corpus)[0]
     manifest = load_manifest(manifest_path)
-    state = load_state(folder / STATE_FILE, manifest.digest, manifest.denominator)
+    state = _state(folder, manifest.digest, manifest.denominator)
     last = state.history[-1] if state.history else None
     return len(state.baseline), state.denominator, state.cumulative, last
 
@@ -277,7 +380,8 @@ def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
         f"stdin/stdout; it is started as `{' '.join(chosen.candidate)}` inside a jail with no\n"
         "network and no view of the test ROMs or their answers.\n\n"
         "- `playproof task run-tests` builds, grades every case, prints the reward and a\n"
-        "  sample of failures, and writes every case's result to results.tsv.\n"
+        "  sample of failures, and writes every case's result to last.tsv (the\n"
+        "  build before it: prev.tsv).\n"
         "  `--filter TEXT` only narrows the failures listed; the score is always\n"
         "  the whole corpus.\n"
         "- `playproof task progress` prints the current pass count and cumulative reward.\n",

@@ -1,0 +1,72 @@
+"""What ROM variants add to a grading: the reference graded with and without them.
+
+Run: ``.venv/bin/python benchmarks/bench_variants.py [corpus ...]`` (default:
+chip8, dmg-acid2 and mooneye). For each corpus it grades the reference
+candidate with no variants and with one variant per case (a fixed seed, so
+every round makes the same variants), alternating the two ``ROUNDS`` times,
+and prints every wall time and the median ratio of each back-to-back pair.
+The patch search (reference runs in the grader's process) is timed on its own.
+Mooneye runs 8 cases per process, as its docs recommend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import sys
+import time
+
+from playproof.corpus import (
+    grade_candidate,
+    load_answers,
+    load_corpus,
+    load_manifest,
+    reference_candidate_spec,
+    shipped_paths,
+)
+from playproof.corpus._variants import VariantPlan, load_symbols, make_variants
+
+ROUNDS = 3
+SEED = bytes(range(32))
+REUSE = {"mooneye": 8}
+
+
+def bench(name: str) -> None:
+    manifest_path, answers_path, roms = shipped_paths(name)
+    manifest = load_manifest(manifest_path)
+    answers = load_answers(answers_path, manifest)
+    corpus = load_corpus(manifest, roms)
+    spec = dataclasses.replace(
+        reference_candidate_spec(manifest.platform), hidden=(roms.resolve(),)
+    )
+    plan = VariantPlan(seed=SEED, per_case=1, symbols=load_symbols(roms, manifest))
+    reuse = REUSE.get(name, 1)
+    started = time.perf_counter()
+    made = make_variants(corpus, plan)
+    search = time.perf_counter() - started
+    plain: list[float] = []
+    varied: list[float] = []
+    for _ in range(ROUNDS):
+        for plans, times in ((None, plain), (plan, varied)):
+            started = time.perf_counter()
+            run = grade_candidate(corpus, answers, spec, cases_per_process=reuse, variants=plans)
+            times.append(time.perf_counter() - started)
+            assert run.grade.passed > 0
+    ratios = [v / p for p, v in zip(plain, varied, strict=True)]
+    print(
+        f"{name}: {manifest.denominator} cases, {len(made)} variants "
+        f"(patch search {search:.2f} s)\n"
+        f"  no variants  {', '.join(f'{t:.2f}' for t in plain)} s\n"
+        f"  one per case {', '.join(f'{t:.2f}' for t in varied)} s\n"
+        f"  ratio        median {statistics.median(ratios):.2f} "
+        f"({', '.join(f'{r:.2f}' for r in ratios)})"
+    )
+
+
+def main() -> None:
+    for name in sys.argv[1:] or ["chip8", "dmg-acid2", "mooneye"]:
+        bench(name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""Hostile input to variant grading: forged records, bad seeds, symbol files, odd ROMs.
+
+Each test is a regression test for a way the variant machinery could be
+fooled or crash: a record claiming a case passed although its variant failed,
+a variant naming no case, a case id that looks like a variant's, a symbol
+file that leads out of the corpus or is huge, a ROM that holds the Mooneye
+signal twice, a reference run that gives no answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from playproof.corpus import (
+    CaseObservation,
+    CaseResult,
+    Corpus,
+    CorpusCase,
+    CorpusManifest,
+    FramebufferAnswer,
+    Grade,
+    GradeRecord,
+    MemoryAnswer,
+    RegistersAnswer,
+    SerialAnswer,
+    sign_grade,
+    verify_grade,
+)
+from playproof.corpus._variants import (
+    HEADER,
+    MAX_SYMBOL_BYTES,
+    MOONEYE_SIGNAL,
+    VARIANT_MARK,
+    Variant,
+    VariantPin,
+    VariantPlan,
+    _assert_sites,
+    _mooneye_check,
+    _mooneye_signal,
+    _NoVariant,
+    combine,
+    load_symbols,
+    merged_corpus,
+    parse_seed,
+    variant_answer,
+)
+from playproof.errors import FormatError
+from playproof.sign import IN_TOTO_PAYLOAD_TYPE, SigningKey
+from playproof.sign._dsse import sign_payload
+
+SHA = "ab" * 32
+SEED_HASH = "cd" * 32
+SYMBOLS = "01:ff8c hram.regs_assert.reg_b\n01:ff8d hram.regs_assert.reg_e\n"
+
+
+def _record(**changes: Any) -> dict[str, Any]:
+    now = datetime.now(UTC).isoformat()
+    data: dict[str, Any] = {
+        "corpus_id": "x",
+        "corpus_version": "1",
+        "corpus_digest": SHA,
+        "candidate": {"command": ["c"], "build_digest": SHA},
+        "isolation": "rlimits",
+        "limits": {},
+        "results": [
+            {"case_id": "a", "passed": True, "reason": "ok"},
+            {"case_id": "b", "passed": False, "reason": "no"},
+        ],
+        "passed": 1,
+        "denominator": 2,
+        "started_at": now,
+        "finished_at": now,
+        "variants": [{"case_id": "a", "kind": "dmg-tile", "sha256": SHA, "passed": True}],
+        "variant_seed_sha256": SEED_HASH,
+    }
+    data.update(changes)
+    return data
+
+
+def test_a_consistent_record_with_variants_reads() -> None:
+    record = GradeRecord.model_validate(_record())
+    assert record.variants[0].case_id == "a"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"variants": [{"case_id": "a", "kind": "dmg-tile", "sha256": SHA, "passed": False}]},
+            "passes although a variant of it failed",
+        ),
+        (
+            {"variants": [{"case_id": "z", "kind": "dmg-tile", "sha256": SHA, "passed": True}]},
+            "no graded case",
+        ),
+        ({"variant_seed_sha256": None}, "commits to no variant seed"),
+        (
+            {"variants": [{"case_id": "a", "kind": "other", "sha256": SHA, "passed": True}]},
+            "kind",
+        ),
+    ],
+)
+def test_a_record_whose_variants_do_not_follow_its_results_is_refused(
+    changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        GradeRecord.model_validate(_record(**changes))
+
+
+def test_verify_grade_rejects_a_signed_record_that_hides_a_failed_variant() -> None:
+    key = SigningKey.generate()
+    honest = GradeRecord.model_validate(_record())
+    envelope = sign_grade(honest, key)
+    report, _ = verify_grade(envelope.to_json(), key.verifying_key)
+    assert report.clean
+    statement = json.loads(envelope.payload_bytes())
+    statement["predicate"]["variants"][0]["passed"] = False  # the case still says "passed"
+    forged = sign_payload(IN_TOTO_PAYLOAD_TYPE, json.dumps(statement).encode(), [key])
+    report, record = verify_grade(forged.to_json(), key.verifying_key)
+    assert record is None
+    assert not report.clean
+    assert not {c.id: c for c in report.checks}["grade-consistent"].passed
+
+
+@pytest.mark.parametrize("text", ["xyz", "00" * 8, "", "0" * 33])
+def test_a_bad_seed_is_refused(text: str) -> None:
+    with pytest.raises(FormatError, match="variant-seed"):
+        parse_seed(text)
+
+
+def test_a_plan_refuses_a_short_seed_or_too_many_variants() -> None:
+    with pytest.raises(FormatError, match="16 bytes"):
+        VariantPlan(seed=b"short")
+    with pytest.raises(FormatError, match="variants per case"):
+        VariantPlan(per_case=99)
+    assert VariantPlan().seed != VariantPlan().seed  # drawn from secrets each time
+
+
+def _corpus(case_id: str) -> Corpus:
+    case = CorpusCase(id=case_id, file="a.gb", sha256=SHA, suite="s", budget_frames=1)
+    manifest = CorpusManifest(corpus_id="x", version="1", cases=(case,), denominator=1)
+    return Corpus(manifest=manifest, roms={case_id: b"\0" * 0x200})
+
+
+def test_a_case_id_that_looks_like_a_variant_is_refused() -> None:
+    corpus = _corpus(f"a{VARIANT_MARK}0")
+    with pytest.raises(FormatError, match="marks variants"):
+        merged_corpus(corpus, [], bytes(32))
+
+
+def test_a_symbol_file_leading_out_of_the_corpus_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.sym"
+    outside.write_text(SYMBOLS)
+    roms = tmp_path / "roms"
+    roms.mkdir()
+    (roms / "a.sym").symlink_to(outside)
+    with pytest.raises(FormatError, match="leads out of the corpus"):
+        load_symbols(roms, _corpus("a").manifest)
+
+
+def test_an_oversized_symbol_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.sym").write_bytes(b"x" * (MAX_SYMBOL_BYTES + 1))
+    with pytest.raises(FormatError):
+        load_symbols(tmp_path, _corpus("a").manifest)
+
+
+def test_a_rom_with_the_signal_twice_or_not_at_all_gets_no_signal_variant() -> None:
+    rom = bytes(0x150) + MOONEYE_SIGNAL + bytes(10) + MOONEYE_SIGNAL
+    with pytest.raises(_NoVariant):
+        _mooneye_signal(rom, random.Random(1))
+    with pytest.raises(_NoVariant):
+        _mooneye_signal(bytes(0x400), random.Random(1))
+    inside_header = bytes(0x120) + MOONEYE_SIGNAL + bytes(0x100)
+    with pytest.raises(_NoVariant):  # a signal in the header is never patched
+        _mooneye_signal(inside_header, random.Random(1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.binary(max_size=200),
+    st.binary(max_size=200),
+    st.integers(0, 2**32),
+    st.text(max_size=300),
+)
+def test_mooneye_patches_stay_out_of_the_header_on_any_rom(
+    before: bytes, after: bytes, seed: int, symbols: str
+) -> None:
+    rom = bytes(0x150) + before + MOONEYE_SIGNAL + after + bytes([0x3E, 7, 0xE0, 0x8C])
+    sites = _assert_sites(rom, symbols + SYMBOLS)
+    assert all(HEADER.stop <= at < len(rom) for at in sites)
+    for make in (
+        lambda: _mooneye_signal(rom, random.Random(seed)),
+        lambda: _mooneye_check(rom, symbols + SYMBOLS, random.Random(seed)),
+    ):
+        try:
+            altered, patches = make()
+        except _NoVariant:
+            continue  # e.g. the random bytes hold a second signal
+        assert len(altered) == len(rom)
+        changed = {at for at in range(len(rom)) if altered[at] != rom[at]}
+        assert changed
+        assert changed <= {offset for offset, _ in patches}
+        assert not changed & set(HEADER)
+
+
+@pytest.mark.parametrize(
+    ("answer", "seen"),
+    [
+        (RegistersAnswer(registers={"B": 3}), CaseObservation(case_id="v", outcome="crash")),
+        (
+            RegistersAnswer(registers={"B": 3}),
+            CaseObservation(case_id="v", outcome="ok", registers={"B": 1}, at_breakpoint=False),
+        ),
+        (FramebufferAnswer(sha256=SHA), CaseObservation(case_id="v", outcome="ok")),
+        (
+            SerialAnswer(transcript="x Passed"),
+            CaseObservation(case_id="v", outcome="ok", serial="?"),
+        ),
+        (
+            MemoryAnswer(text="Passed"),
+            CaseObservation(case_id="v", outcome="ok", memory="00" * 256),
+        ),
+        (FramebufferAnswer(sha256=SHA), CaseObservation(case_id="v", outcome="timeout")),
+    ],
+)
+def test_a_reference_run_without_a_usable_result_grades_no_variant(
+    answer: Any, seen: CaseObservation
+) -> None:
+    assert variant_answer(answer, seen) is None
+
+
+def test_an_ungraded_variant_leaves_the_case_as_the_original_graded_it() -> None:
+    base = Grade(
+        results=[CaseResult(case_id="a", passed=True, reason="ok")], passed=1, denominator=1
+    )
+    variants = [
+        Variant("a", 0, "dmg-tile", b"\1", ((0x200, 1),)),
+        Variant("a", 1, "dmg-tile", b"\2", ((0x200, 2),)),
+    ]
+    wrong = CaseObservation(case_id=variants[1].variant_id, outcome="ok", screen_sha256="ee" * 32)
+    outcome = combine(
+        base,
+        variants,
+        {variants[0].variant_id: None, variants[1].variant_id: FramebufferAnswer(sha256=SHA)},
+        {wrong.case_id: wrong},
+    )
+    assert outcome.grade.passed == 0
+    assert "dmg-tile variant" in outcome.grade.results[0].reason
+    assert VARIANT_MARK not in outcome.grade.results[0].reason
+    assert outcome.pins == (
+        VariantPin(case_id="a", kind="dmg-tile", sha256=variants[1].sha256, passed=False),
+    )
+    alone = combine(base, variants[:1], {variants[0].variant_id: None}, {})
+    assert alone.grade == base
+    assert alone.pins == ()

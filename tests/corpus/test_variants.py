@@ -1,0 +1,362 @@
+"""Per-grading ROM variants: the reference passes them, replayed or derived replies do not.
+
+Every grading here uses a fixed seed so the variants are the same on every run;
+in real gradings the seed comes from ``secrets``. Each cheat is measured twice,
+without variants (it passes) and with them (it scores 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import playproof.cli._corpus  # noqa: F401  (registers the commands)
+from playproof.cli._app import app
+from playproof.corpus import (
+    CandidateSpec,
+    Corpus,
+    CorpusAnswers,
+    CorpusManifest,
+    grade_candidate,
+    load_answers,
+    load_corpus,
+    load_manifest,
+    reference_candidate_spec,
+    run_corpus,
+    shipped_paths,
+)
+from playproof.corpus import reference_candidate as dmg_reference
+from playproof.corpus._build import CHIP8_CASES, chip8_picture_bits
+from playproof.corpus._jail import python_paths
+from playproof.corpus._variants import (
+    HEADER,
+    MOONEYE_FAIL,
+    VARIANT_MARK,
+    VariantPlan,
+    _chip8_screen,
+    _dmg_frame,
+    load_symbols,
+    make_variants,
+    variant_answer,
+    variant_corpus,
+)
+from playproof.corpus.chip8 import candidate as chip8_reference
+from playproof.sign import Envelope
+
+CANDIDATES = Path(__file__).parent / "candidates"
+SEED = bytes(range(32))
+OTHER_SEED = bytes(range(1, 33))
+FIBONACCI = {"B": 3, "C": 5, "D": 8, "E": 13, "H": 21, "L": 34}
+QUICK_MOONEYE = (
+    "acceptance/add_sp_e_timing",
+    "acceptance/bits/reg_f",
+    "acceptance/instr/daa",
+    "acceptance/boot_regs-dmgABC",
+)
+"""Two with ``regs_assert`` checks, one without, one the reference fails (all quick)."""
+REFERENCE_FAILS = "acceptance/boot_regs-dmgABC"
+
+
+def _shipped(name: str) -> tuple[CorpusManifest, CorpusAnswers, Path]:
+    manifest_path, answers_path, roms = shipped_paths(name)
+    manifest = load_manifest(manifest_path)
+    return manifest, load_answers(answers_path, manifest), roms
+
+
+def _subset(name: str, ids: tuple[str, ...]) -> tuple[Corpus, CorpusAnswers, Path]:
+    manifest, answers, roms = _shipped(name)
+    cases = tuple(c for c in manifest.cases if c.id in ids)
+    small = manifest.model_copy(
+        update={"corpus_id": f"{name}-quick", "cases": cases, "denominator": len(cases)}
+    )
+    small = CorpusManifest.model_validate(small.model_dump())
+    small_answers = CorpusAnswers(
+        corpus_id=small.corpus_id,
+        manifest_digest=small.digest,
+        reference=answers.reference,
+        answers={c.id: answers.answers[c.id] for c in cases},
+    )
+    return load_corpus(small, roms), small_answers, roms
+
+
+def _whole(name: str) -> tuple[Corpus, CorpusAnswers, Path]:
+    manifest, answers, roms = _shipped(name)
+    return load_corpus(manifest, roms), answers, roms
+
+
+def _plan(corpus: Corpus, roms: Path, per_case: int = 1, seed: bytes = SEED) -> VariantPlan:
+    return VariantPlan(seed=seed, per_case=per_case, symbols=load_symbols(roms, corpus.manifest))
+
+
+def _reference(corpus: Corpus, roms: Path) -> CandidateSpec:
+    return dataclasses.replace(
+        reference_candidate_spec(corpus.manifest.platform), hidden=(roms.resolve(),)
+    )
+
+
+def _cheat(name: str, folder: Path | None = None, **env: str) -> CandidateSpec:
+    return CandidateSpec(
+        command=(sys.executable, str(CANDIDATES / f"{name}.py")),
+        read_only=(*python_paths(), CANDIDATES, *([folder] if folder else [])),
+        env=env,
+    )
+
+
+def _shifted(platform: str, shift: int = 3) -> CandidateSpec:
+    module = chip8_reference if platform == "chip8" else dmg_reference
+    script = Path(module.__file__ or "").resolve()
+    return CandidateSpec(
+        command=(sys.executable, str(CANDIDATES / "shifted.py")),
+        read_only=(*python_paths(), CANDIDATES, script.parent),
+        env={"REFERENCE_SCRIPT": str(script), "SHIFT": str(shift)},
+    )
+
+
+def _share(folder: Path) -> None:
+    folder.chmod(0o755)  # the jail may run the candidate under another uid
+    for path in folder.iterdir():
+        path.chmod(0o644)
+
+
+# -- how variants are made ---------------------------------------------------------------------
+
+
+def test_the_same_seed_makes_the_same_variants_and_another_seed_others() -> None:
+    corpus, _, roms = _whole("chip8")
+    first = make_variants(corpus, _plan(corpus, roms))
+    again = make_variants(corpus, _plan(corpus, roms))
+    other = make_variants(corpus, _plan(corpus, roms, seed=OTHER_SEED))
+    assert [v.sha256 for v in first] == [v.sha256 for v in again]
+    assert len(first) == len(other) == corpus.manifest.denominator
+    assert {v.sha256 for v in first}.isdisjoint({v.sha256 for v in other})
+
+
+def test_every_variant_differs_from_its_rom_only_where_it_says_and_never_in_a_header() -> None:
+    for name in ("chip8", "mooneye", "dmg-acid2"):
+        corpus, _, roms = _whole(name)
+        for variant in make_variants(corpus, _plan(corpus, roms)):
+            rom = corpus.roms[variant.case_id]
+            changed = {at for at in range(len(rom)) if rom[at] != variant.rom[at]}
+            assert changed
+            assert changed <= {offset for offset, _ in variant.patches}
+            if corpus.manifest.platform == "dmg":
+                assert not changed & set(HEADER)
+
+
+def test_chip8_variants_draw_another_picture_than_the_published_one() -> None:
+    corpus, answers, roms = _whole("chip8")
+    variants = make_variants(corpus, _plan(corpus, roms))
+    assert {v.kind for v in variants} == {"chip8-sprite"}
+    for variant in variants:
+        case = corpus.manifest.case(variant.case_id)
+        screen = _chip8_screen(variant.rom, case)
+        assert hashlib.sha256(screen).hexdigest() != answers.answers[case.id].sha256  # type: ignore[union-attr]
+
+
+# -- the reference passes every variant --------------------------------------------------------
+
+
+def test_the_reference_passes_every_chip8_case_and_variant() -> None:
+    corpus, answers, roms = _whole("chip8")
+    run = grade_candidate(
+        corpus, answers, _reference(corpus, roms), variants=_plan(corpus, roms, per_case=2)
+    )
+    assert (run.grade.passed, run.grade.denominator) == (8, 8)
+    assert len(run.record.variants) == 16
+    assert all(pin.passed for pin in run.record.variants)
+    assert run.record.variant_seed_sha256 == hashlib.sha256(SEED).hexdigest()
+    assert [o.case_id for o in run.observations] == [c.id for c in corpus.manifest.cases]
+
+
+def test_the_reference_passes_the_dmg_acid2_variant() -> None:
+    corpus, answers, roms = _whole("dmg-acid2")
+    plan = _plan(corpus, roms)
+    (variant,) = make_variants(corpus, plan)
+    assert variant.kind == "dmg-tile"
+    run = grade_candidate(corpus, answers, _reference(corpus, roms), variants=plan)
+    assert run.grade.passed == 1
+    assert [pin.passed for pin in run.record.variants] == [True]
+
+
+def test_the_reference_passes_mooneye_variants_of_both_kinds() -> None:
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    plan = _plan(corpus, roms, per_case=2)
+    run = grade_candidate(
+        corpus, answers, _reference(corpus, roms), variants=plan, cases_per_process=4
+    )
+    assert run.grade.passing == set(QUICK_MOONEYE) - {REFERENCE_FAILS}
+    assert all(pin.passed for pin in run.record.variants)
+    kinds = {(pin.case_id, pin.kind) for pin in run.record.variants}
+    assert ("acceptance/add_sp_e_timing", "mooneye-check") in kinds
+    assert ("acceptance/add_sp_e_timing", "mooneye-signal") in kinds
+    assert ("acceptance/instr/daa", "mooneye-check") not in kinds  # no regs_assert there
+
+
+def test_a_changed_checked_value_makes_the_reference_fail_and_a_changed_signal_moves_it() -> None:
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    variants = make_variants(corpus, _plan(corpus, roms, per_case=2))
+    extra = variant_corpus(corpus, variants)
+    seen = run_corpus(extra, _reference(corpus, roms), cases_per_process=8).observations
+    for variant, observation in zip(variants, seen, strict=True):
+        answer = variant_answer(answers.answers[variant.case_id], observation)
+        assert answer is not None
+        registers = answer.registers  # type: ignore[union-attr]
+        if variant.kind == "mooneye-check" or variant.case_id == REFERENCE_FAILS:
+            assert set(registers.values()) == {MOONEYE_FAIL}, variant.variant_id
+        else:
+            assert registers != FIBONACCI
+            assert set(registers.values()) != {MOONEYE_FAIL}
+
+
+# -- cheats: measured without variants, then with them ----------------------------------------
+
+
+def test_the_fibonacci_cheat_passes_without_variants_and_scores_zero_with_them() -> None:
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    cheat = _cheat("fibonacci")
+    plain = grade_candidate(corpus, answers, cheat, cases_per_process=4)
+    assert plain.grade.passed == 4
+    varied = grade_candidate(
+        corpus, answers, cheat, cases_per_process=4, variants=_plan(corpus, roms)
+    )
+    assert varied.grade.passed == 0
+    assert "variant" in varied.grade.results[0].reason
+
+
+def test_reading_the_signal_from_the_rom_scores_zero_where_a_check_can_be_changed() -> None:
+    """The signal reader passes every ROM whose test passes; only variants that must fail
+    stop it, and those need ``regs_assert`` checks (two variants give each such case one)."""
+    checked = ("acceptance/add_sp_e_timing", "acceptance/bits/reg_f")
+    corpus, answers, roms = _subset("mooneye", checked)
+    cheat = _cheat("signal_reader")
+    assert grade_candidate(corpus, answers, cheat).grade.passed == 2
+    varied = grade_candidate(corpus, answers, cheat, variants=_plan(corpus, roms, per_case=2))
+    assert varied.grade.passed == 0
+
+
+def test_replaying_chip8_pictures_scores_zero_with_variants(tmp_path: Path) -> None:
+    corpus, answers, roms = _whole("chip8")
+    for plan, case in zip(CHIP8_CASES, corpus.manifest.cases, strict=True):
+        bits = chip8_picture_bits((roms / plan.picture).read_bytes())
+        (tmp_path / f"{case.sha256}-{plan.selector or 0}").write_bytes(bits)
+        (tmp_path / f"rom-{case.sha256}").write_bytes(corpus.roms[case.id])
+    _share(tmp_path)
+    cheat = _cheat("chip8_replay", tmp_path, CHIP8_SCREENS=str(tmp_path), CHIP8_NEAREST="1")
+    assert grade_candidate(corpus, answers, cheat).grade.passed == 8
+    varied = grade_candidate(corpus, answers, cheat, variants=_plan(corpus, roms))
+    assert varied.grade.passed == 0
+
+
+def test_a_frame_cache_keyed_on_the_rom_digest_scores_zero_with_variants(tmp_path: Path) -> None:
+    corpus, answers, roms = _whole("dmg-acid2")
+    (case,) = corpus.manifest.cases
+    rom = corpus.roms[case.id]
+    (tmp_path / case.sha256).write_bytes(_dmg_frame(rom, case.budget_frames)[0])
+    (tmp_path / f"rom-{case.sha256}").write_bytes(rom)
+    _share(tmp_path)
+    cheat = _cheat("frame_cache", tmp_path, FRAME_CACHE=str(tmp_path))
+    assert grade_candidate(corpus, answers, cheat).grade.passed == 1
+    varied = grade_candidate(corpus, answers, cheat, variants=_plan(corpus, roms))
+    assert varied.grade.passed == 0
+    assert [pin.passed for pin in varied.record.variants] == [False]
+
+
+# -- honest emulators that count frames differently still pass --------------------------------
+
+
+@pytest.mark.parametrize("name", ["chip8", "dmg-acid2"])
+def test_an_emulator_a_few_frames_off_passes_originals_and_variants(name: str) -> None:
+    corpus, answers, roms = _whole(name)
+    run = grade_candidate(
+        corpus, answers, _shifted(corpus.manifest.platform), variants=_plan(corpus, roms)
+    )
+    assert run.grade.passed == run.grade.denominator
+    assert all(pin.passed for pin in run.record.variants)
+
+
+# -- the record and verify-grade ---------------------------------------------------------------
+
+
+def _grade_cli(tmp_path: Path, *extra: str) -> tuple[Path, list[str]]:
+    record = tmp_path / "grade.json"
+    keys = ["--key-dir", str(tmp_path / "keys")]
+    result = CliRunner().invoke(
+        app,
+        [
+            "grade",
+            "--corpus",
+            "chip8",
+            "--candidate",
+            "reference",
+            "--out",
+            str(record),
+            *keys,
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stdout
+    assert "8 ROM variants graded" in result.stdout
+    return record, keys
+
+
+def _statement(record: Path) -> str:
+    envelope = Envelope.model_validate_json(record.read_text())
+    return envelope.payload_bytes().decode()
+
+
+def _verify(record: Path, keys: list[str], *extra: str) -> tuple[int, dict[str, Any]]:
+    manifest = shipped_paths("chip8")[0]
+    result = CliRunner().invoke(
+        app,
+        ["verify-grade", str(record), "--manifest", str(manifest), *keys, "--json", *extra],
+        catch_exceptions=False,
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_the_record_binds_the_variants_and_a_revealed_seed_reproduces_them(
+    tmp_path: Path,
+) -> None:
+    record, keys = _grade_cli(tmp_path, "--variant-seed", SEED.hex())
+    text = _statement(record)
+    assert SEED.hex() not in text  # the seed is never written, only its SHA-256
+    assert hashlib.sha256(SEED).hexdigest() in text
+    code, report = _verify(record, keys, "--variant-seed", SEED.hex())
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 0, report
+    assert checks["variants-reproduced"]["passed"]
+    assert "8 variants bound by digest" in checks["grade-consistent"]["reason"]
+    code, report = _verify(record, keys, "--variant-seed", OTHER_SEED.hex())
+    assert code != 0
+    assert "not the one the record commits to" in json.dumps(report)
+
+
+def test_grading_without_a_seed_draws_a_secret_one_each_time(tmp_path: Path) -> None:
+    first, _ = _grade_cli(tmp_path / "a")
+    second, _ = _grade_cli(tmp_path / "b")
+
+    def commitment(path: Path) -> str:
+        return str(json.loads(_statement(path))["predicate"]["variant_seed_sha256"])
+
+    assert commitment(first) != commitment(second)
+    assert VARIANT_MARK not in _statement(first)  # results name the cases only
+
+
+def test_blargg_cases_get_no_variant_yet_and_grade_as_before(subset: Any, cheat: Any) -> None:
+    """No kind fits an ``until-result`` case (the expected-CRC tables are not located yet):
+    the grading is the plain one, no reference runs, and the record lists no variant."""
+    corpus = load_corpus(subset.manifest, subset.roms)
+    plan = VariantPlan(seed=SEED, symbols=load_symbols(subset.roms, subset.manifest))
+    assert make_variants(corpus, plan) == []
+    plain = grade_candidate(corpus, subset.answers, cheat("always_passed"))
+    varied = grade_candidate(corpus, subset.answers, cheat("always_passed"), variants=plan)
+    assert varied.grade == plain.grade
+    assert varied.record.variants == ()
