@@ -54,6 +54,7 @@ from playproof.corpus._trust import (
     read_signature,
     signature_path,
 )
+from playproof.corpus._variants import VariantPlan, load_symbols
 from playproof.corpus._watch import supervise
 from playproof.errors import FormatError
 from playproof.sign import SigningKey
@@ -171,7 +172,9 @@ class _Private:
     secret: tuple[Path, ...]
 
 
-def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Private, CorpusTrust]:
+def _corpus(
+    folder: Path, spec: TaskSpec
+) -> tuple[Corpus, CorpusAnswers, _Private, CorpusTrust, VariantPlan]:
     manifest_path, answers_path, roms = shipped_paths(spec.corpus) if spec.corpus else (None,) * 3
     manifest_path = folder / spec.manifest if spec.manifest else manifest_path
     answers_path = folder / spec.answers if spec.answers else answers_path
@@ -189,7 +192,10 @@ def _corpus(folder: Path, spec: TaskSpec) -> tuple[Corpus, CorpusAnswers, _Priva
     trust = check_corpus_signature(
         corpus, answers, read_signature(signature_path(manifest_path)), keys
     )
-    return corpus, answers, private, trust
+    # Each grading of a build draws a fresh secret seed: an agent that learned
+    # one grading's variants has learned nothing about the next.
+    plan = VariantPlan(symbols=load_symbols(roms, manifest))
+    return corpus, answers, private, trust, plan
 
 
 def _grader_key(folder: Path) -> SigningKey:
@@ -282,7 +288,7 @@ def task_run_tests(
     """
     spec = load_task(folder)
     workspace = (folder / spec.workspace).resolve()
-    corpus, answers, private, trust = _corpus(folder, spec)
+    corpus, answers, private, trust, plan = _corpus(folder, spec)
     build_digest = tree_digest(workspace)
     if spec.feedback == "disabled":
         built, log = _build(spec, workspace, private)
@@ -298,6 +304,10 @@ def task_run_tests(
     state_path = folder / STATE_FILE
     state = _state(folder, corpus.digest, corpus.manifest.denominator)
     grader = _grader_key(folder)
+    if not state_path.exists():
+        # The key and the first state are written together, so a grading that
+        # dies before its result is saved cannot leave a key without a state.
+        save_state(state_path, state, grader)
     built, log = _build(spec, workspace, private)
     if not built:
         entry = state.record(build_digest, "build-failed")
@@ -320,6 +330,7 @@ def task_run_tests(
         limits=JailLimits(wall_seconds=spec.case_seconds),
         on_case=on_case,
         trust=trust,
+        variants=plan,
     )
     if time.monotonic() - started > spec.grading_seconds:
         entry = state.record(build_digest, "grading-timed-out")
