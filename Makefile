@@ -14,7 +14,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,all]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,all,ray]'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

@@ -151,8 +151,11 @@ def test_a_report_lists_cells_the_spec_names_but_the_folder_lacks(
     assert (runs / SPEC_FILE).is_file()
 
 
-def test_the_ray_executor_says_it_is_not_built(tmp_path: Path) -> None:
-    with pytest.raises(NotSupportedError, match="Ray executor is not built"):
+def test_the_ray_executor_without_its_extra_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(NotSupportedError, match=r"pip install 'playproof\[ray\]'"):
         run_matrix(parse_spec(SPEC), tmp_path / "runs", SigningKey.generate(), build_agent,
                    executor="ray")  # fmt: skip
     assert not (tmp_path / "runs").exists()
@@ -185,13 +188,15 @@ def test_the_report_without_its_extra_names_it(played: tuple[Path, SigningKey]) 
 
 def test_the_ray_executor_on_the_command_line_creates_nothing(tmp_path: Path) -> None:
     (tmp_path / "spec.toml").write_text(SPEC)
+    hide = "import sys; sys.modules['ray'] = None; "
     result = subprocess.run(
-        [*EXE, "matrix", "run", "spec.toml", "--out", "runs", "--key-dir", "keys",
+        [sys.executable, "-c", hide + "from playproof.cli import main; main()",
+         "matrix", "run", "spec.toml", "--out", "runs", "--key-dir", "keys",
          "--executor", "ray"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 3
-    assert "Ray executor is not built" in result.stderr
+    assert "pip install 'playproof[ray]'" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
 
 

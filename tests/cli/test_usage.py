@@ -245,7 +245,7 @@ def test_a_rejected_record_says_in_words_what_replay_showed(tmp_path: Path) -> N
 
 
 def test_an_executor_not_built_yet_is_one_line_and_no_bar(tmp_path: Path) -> None:
-    result = cli("calibrate", "native/2048", "--executor", "ray", cwd=tmp_path)
+    result = cli("grade", "--candidate", "reference", "--executor", "ray", cwd=tmp_path)
     assert result.returncode == 3
     assert "not built yet" in one_line(result.stderr)
 

@@ -33,10 +33,10 @@ def test_calibrate_json_on_the_pool(tmp_path: Path) -> None:
     assert report["passed"] is False
 
 
-def test_ray_and_unknown_targets_are_clear_errors(tmp_path: Path) -> None:
-    ray = cli("calibrate", "native/2048", "--executor", "ray", cwd=tmp_path)
-    assert ray.returncode == 3
-    assert "Ray executor is not built" in ray.stderr
+def test_an_address_without_ray_and_unknown_targets_are_clear_errors(tmp_path: Path) -> None:
+    address = cli("calibrate", "native/2048", "--ray-address", "127.0.0.1:1", cwd=tmp_path)
+    assert address.returncode == 3
+    assert "--ray-address needs --executor ray" in address.stderr
     unknown = cli("calibrate", "native/nope", cwd=tmp_path)
     assert unknown.returncode == 3
     assert "unknown target" in unknown.stderr

@@ -1,5 +1,7 @@
 """The local executor: whole episodes on a process pool give exactly the serial results."""
 
+import sys
+
 import pytest
 
 from playproof.core.baselines import baseline_inputs
@@ -47,8 +49,11 @@ def test_native_2048_does_not_separate_and_says_which_baselines_earn_it() -> Non
     assert TARGET.spec.separation_note.strip()
 
 
-def test_ray_is_refused_clearly_and_unknown_executors_too() -> None:
-    with pytest.raises(NotSupportedError, match="Ray executor is not built"):
+def test_ray_without_its_extra_and_unknown_executors_are_refused_clearly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(NotSupportedError, match=r"pip install 'playproof\[ray\]'"):
         make_replayer(SPEC, executor="ray")
     with pytest.raises(TargetError, match="unknown executor"):
         make_replayer(SPEC, executor="cluster")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,17 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from playproof._bounded import read_bounded
-from playproof.cli._app import EXIT_REJECTED, JsonFlag, _emit, _wants_json, app
+from playproof.cli._app import (
+    EXIT_REJECTED,
+    Executor,
+    ExecutorName,
+    JsonFlag,
+    RayAddress,
+    _emit,
+    _wants_json,
+    app,
+    say_retried,
+)
 from playproof.cli._files import write_document
 from playproof.cli._output import console, data, errors, line, progress_bar, row, styled
 from playproof.core.baselines import baseline_inputs
@@ -55,16 +64,6 @@ Workers = Annotated[
     int | None, typer.Option("--workers", "-j", help="Pool processes (default: every core).")
 ]
 
-
-class ExecutorName(StrEnum):
-    """Where calibration episodes run (the executors :mod:`playproof.exec` knows)."""
-
-    LOCAL = "local"
-    SERIAL = "serial"
-    RAY = "ray"
-
-
-Executor = Annotated[ExecutorName, typer.Option("--executor", help="Where episodes run.")]
 Out = Annotated[Path | None, typer.Option("--out", "-o", help="Write the JSON document here.")]
 
 
@@ -119,6 +118,7 @@ def calibrate(
     target: Annotated[str, typer.Argument(help="Target name, e.g. ale/breakout.")],
     workers: Workers = None,
     executor: Executor = ExecutorName.LOCAL,
+    ray_address: RayAddress = None,
     baseline_seed: Annotated[int, typer.Option(help="Seed of the random-walk baselines.")] = 0,
     walks: Annotated[int, typer.Option(help="Seeded random walks.")] = DEFAULT_WALKS,
     write: Annotated[
@@ -138,6 +138,8 @@ def calibrate(
             progress=progress,
             baseline_seed=baseline_seed,
             walks=walks,
+            address=ray_address,
+            on_retry=say_retried,
         )
     if write:
         errors.print(line(f"wrote {write_calibration(resolved, report)}"))

@@ -15,8 +15,18 @@ from typing import Annotated, Any
 import typer
 
 from playproof.cli._agents import AgentOptions, parse_agent, run_settings
-from playproof.cli._app import EXIT_ERROR, KeyDir, _emit, _wants_json, app, signing_key
-from playproof.cli._calibrate import Executor, ExecutorName
+from playproof.cli._app import (
+    EXIT_ERROR,
+    Executor,
+    ExecutorName,
+    KeyDir,
+    RayAddress,
+    _emit,
+    _wants_json,
+    app,
+    say_retried,
+    signing_key,
+)
 from playproof.cli._files import DEFAULT_KEY_DIR, check_key_dir, trusted_keys
 from playproof.cli._output import console, errors, line, progress_bar, say_error, styled
 from playproof.errors import SigningKeyError
@@ -84,6 +94,7 @@ def run(
     out: Annotated[Path, typer.Option("--out", help="Folder of the signed records.")],
     jobs: Jobs = None,
     executor: Executor = ExecutorName.LOCAL,
+    ray_address: RayAddress = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: JsonFlag = False,
 ) -> None:
@@ -93,7 +104,7 @@ def run(
     cells whose record is there and verifies by signature are skipped.
     """
     quiet = _wants_json(json_output)
-    check_executor(executor, jobs)
+    check_executor(executor, jobs, ray_address)
     spec = load_spec(spec_file)
     _check(spec)
     check_key_dir(key_dir)
@@ -111,7 +122,15 @@ def run(
 
     with progress:
         outcome = run_matrix(
-            spec, out, key, build_agent, executor=executor, jobs=jobs, on_cell=on_cell
+            spec,
+            out,
+            key,
+            build_agent,
+            executor=executor,
+            jobs=jobs,
+            on_cell=on_cell,
+            address=ray_address,
+            on_retry=say_retried,
         )
     summary: dict[str, Any] = {
         "out": str(out),
@@ -148,6 +167,7 @@ def report(
     ] = None,
     jobs: Jobs = None,
     executor: Executor = ExecutorName.LOCAL,
+    ray_address: RayAddress = None,
     replay_all: Annotated[
         bool,
         typer.Option(
@@ -162,7 +182,7 @@ def report(
     Records that do not verify are listed and left out of every score.
     """
     require_report_extra()
-    check_executor(executor, jobs)
+    check_executor(executor, jobs, ray_address)
     keys = trusted_keys(key or [], key_dir)
     if not keys:
         raise SigningKeyError(
@@ -182,6 +202,8 @@ def report(
             jobs=jobs,
             trust_stored=not replay_all,
             on_record=lambda done, total: progress.update(task, completed=done, total=total),
+            address=ray_address,
+            on_retry=say_retried,
         )
     summary = {
         "report": str(target),

@@ -1,10 +1,13 @@
-"""Executors: run whole episodes on a local process pool (default) or in this process.
+"""Executors: run whole episodes on a local process pool (default), in this process, or on Ray.
 
 The analysis lives in :mod:`playproof.verify`; this package builds games
-from picklable specs, spreads independent replays over cores and stores
-calibration reports next to packaged contracts.
+from picklable specs, spreads independent replays over cores or a Ray
+cluster (one :class:`concurrent.futures.Executor` interface, see
+:func:`open_executor`), verifies batches of records and stores calibration
+reports next to packaged contracts.
 """
 
+from playproof.exec._batch import BatchVerdict, record_files, verify_many
 from playproof.exec._calibrate import (
     CALIBRATION_FILE,
     MAX_CALIBRATION_BYTES,
@@ -14,28 +17,39 @@ from playproof.exec._calibrate import (
     stored_calibration_problems,
     write_calibration,
 )
-from playproof.exec._pool import (
+from playproof.exec._executors import (
     EXECUTORS,
-    PoolReplayer,
-    close_replayer,
+    RetryNotice,
+    SerialExecutor,
+    check_executor,
+    check_grading_executor,
     default_workers,
-    make_replayer,
+    open_executor,
 )
+from playproof.exec._pool import PoolReplayer, close_replayer, make_replayer
 from playproof.exec._spec import GameSpec, resolve_target
 
 __all__ = [
     "CALIBRATION_FILE",
     "EXECUTORS",
     "MAX_CALIBRATION_BYTES",
+    "BatchVerdict",
     "GameSpec",
     "PoolReplayer",
+    "RetryNotice",
+    "SerialExecutor",
     "calibrate_target",
+    "check_executor",
+    "check_grading_executor",
     "close_replayer",
     "default_workers",
     "make_replayer",
+    "open_executor",
+    "record_files",
     "read_calibration",
     "render_calibration",
     "resolve_target",
     "stored_calibration_problems",
+    "verify_many",
     "write_calibration",
 ]

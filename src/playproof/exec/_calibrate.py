@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.errors import FormatError
+from playproof.exec._executors import RetryNotice
 from playproof.exec._pool import Progress, close_replayer, make_replayer
 from playproof.exec._spec import GameSpec, resolve_target
 from playproof.targets import Target
@@ -50,13 +51,27 @@ def calibrate_target(
     baseline_seed: int = 0,
     walks: int = DEFAULT_WALKS,
     sweep_turns: int = DEFAULT_SWEEP_TURNS,
+    address: str | None = None,
+    on_retry: RetryNotice | None = None,
 ) -> CalibrationReport:
-    """Calibrate a packaged target's contract with its reference at its reference seed."""
+    """Calibrate a packaged target's contract with its reference at its reference seed.
+
+    ``executor`` is ``local``, ``serial`` or ``ray`` (``address``: the head of
+    a running cluster; none starts a local Ray); ``on_retry`` hears of each
+    episode sent again because its worker died.
+    """
     resolved = resolve_target(target) if isinstance(target, str) else target
     # On the pool every process is already isolated; serially, honour the target's isolation.
     in_worker = executor == "serial" and resolved.spec.isolation == "worker"
     spec = GameSpec.of_target(resolved, worker=in_worker)
-    replayer = make_replayer(spec, executor=executor, workers=workers, progress=progress)
+    replayer = make_replayer(
+        spec,
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        address=address,
+        on_retry=on_retry,
+    )
     try:
         return calibrate(
             replayer,

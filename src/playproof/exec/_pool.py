@@ -1,32 +1,37 @@
-"""The local executor: whole episodes on a process pool (default: every core).
+"""Replaying episodes on an executor: the local process pool (default: every core), or Ray.
 
-Each pool process builds its own game from a picklable :class:`GameSpec`
-(once, then keeps it for the next episode of the same spec) and replays a
-whole input log per task: episodes cross the process boundary, never single
-steps. Results come back in job order whatever order they finish in.
+Each pool process (or Ray worker) builds its own game from a picklable
+:class:`GameSpec` (once, then keeps it for the next episode of the same spec)
+and replays a whole input log per task: episodes cross the process boundary,
+never single steps. Results come back in job order whatever order they
+finish in.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from types import TracebackType
 from typing import Self
 
 from playproof.core.contract import Contract
 from playproof.core.game import Game, GameDescriptor, ReplayResult
 from playproof.core.replay import replay
-from playproof.errors import NotSupportedError, PlayproofError, TargetError
+from playproof.errors import PlayproofError, TargetError
+from playproof.exec._executors import (
+    EXECUTORS,
+    RetryNotice,
+    check_executor,
+    default_workers,
+    open_executor,
+    process_pool,
+)
 from playproof.exec._spec import GameSpec, resolve_target
 from playproof.verify import Replayer, ReplayJob, SerialReplayer
 
 __all__ = ["EXECUTORS", "PoolReplayer", "default_workers", "make_replayer"]
 
-EXECUTORS = ("local", "serial", "ray")
-"""Executor names: ``local`` (process pool), ``serial`` (this process), ``ray`` (not built)."""
 EPISODE_TIMEOUT = 3600.0
 """Seconds one batch of episodes may take before the pool is abandoned."""
 
@@ -67,48 +72,37 @@ def _episode(spec_json: str, contract_json: str, job: ReplayJob) -> ReplayResult
     return replay(_game(spec_json), job.seed, job.inputs, contract, trace=job.trace)
 
 
-def _context(spec: GameSpec) -> multiprocessing.context.BaseContext:
-    """Fork from a clean single-threaded server where there is one, else spawn.
-
-    Not plain fork: the parent may hold threads (progress bars, worker
-    readers). The fork server imports playproof once and forks every pool
-    process from there, which saves each process its own imports.
-    """
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        factory = spec.factory
-        if spec.target is not None:
-            with contextlib.suppress(PlayproofError):
-                factory = resolve_target(spec.target).spec.factory
-        extra = [factory.partition(":")[0]] if factory else []
-        # Only the first pool of a process starts the server; later preloads are ignored.
-        context.set_forkserver_preload([*_PRELOAD, *extra])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-def default_workers() -> int:
-    """Every core this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+def _preload(spec: GameSpec) -> list[str]:
+    """What the fork server imports once for every pool process: playproof and the game's module."""
+    factory = spec.factory
+    if spec.target is not None:
+        with contextlib.suppress(PlayproofError):
+            factory = resolve_target(spec.target).spec.factory
+    extra = [factory.partition(":")[0]] if factory else []
+    return [*_PRELOAD, *extra]
 
 
 class PoolReplayer:
-    """A :class:`~playproof.verify.Replayer` over a local process pool."""
+    """A :class:`~playproof.verify.Replayer` over a local process pool, or any executor given.
+
+    With ``pool`` (e.g. a Ray executor) the replayer uses that executor,
+    ``workers`` wide, and shuts it down on close; without, it starts a local
+    pool whose processes all build their game as they start.
+    """
 
     def __init__(
-        self, spec: GameSpec, *, workers: int | None = None, progress: Progress | None = None
+        self,
+        spec: GameSpec,
+        *,
+        workers: int | None = None,
+        progress: Progress | None = None,
+        pool: Executor | None = None,
     ) -> None:
         self._spec_json = spec.model_dump_json()
         self._workers = workers or default_workers()
         self._progress = progress
-        self._pool = ProcessPoolExecutor(
-            max_workers=self._workers,
-            mp_context=_context(spec),
-            initializer=_warm,
-            initargs=(self._spec_json,),
+        self._pool = pool or process_pool(
+            self._workers, _preload(spec), initializer=_warm, initargs=(self._spec_json,)
         )
         try:
             self._descriptor = self._pool.submit(_describe, self._spec_json).result(
@@ -122,6 +116,11 @@ class PoolReplayer:
     def workers(self) -> int:
         """Pool size."""
         return self._workers
+
+    @property
+    def executor(self) -> Executor:
+        """Where the episodes run."""
+        return self._pool
 
     @property
     def descriptor(self) -> GameDescriptor:
@@ -171,17 +170,16 @@ def make_replayer(
     executor: str = "local",
     workers: int | None = None,
     progress: Progress | None = None,
+    address: str | None = None,
+    on_retry: RetryNotice | None = None,
 ) -> PoolReplayer | SerialReplayer:
-    """A replayer for ``spec``: ``local`` pool (default), ``serial``, or ``ray`` (not built)."""
-    if executor == "ray":
-        raise NotSupportedError(
-            "the Ray executor is not built yet; use executor='local' (a process pool on this "
-            "machine) or 'serial'"
-        )
+    """A replayer for ``spec``: ``local`` pool (default), ``serial``, or ``ray`` at ``address``."""
+    check_executor(executor, workers, address)
     if executor == "serial":
         return SerialReplayer(spec.open, progress=progress)
-    if executor != "local":
-        raise TargetError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    if executor == "ray":
+        pool, width = open_executor("ray", workers, address=address, on_retry=on_retry)
+        return PoolReplayer(spec, workers=width, progress=progress, pool=pool)
     return PoolReplayer(spec, workers=workers, progress=progress)
 
 

@@ -93,13 +93,22 @@ def report_matrix(
     jobs: int | None = None,
     trust_stored: bool = True,
     on_record: Callable[[int, int], None] | None = None,
+    address: str | None = None,
+    on_retry: Callable[[str], None] | None = None,
 ) -> tuple[MatrixReport, list[Path]]:
     """Verify every record in ``folder`` and write the report into ``out``; (report, files)."""
     require_report_extra()
     from playproof.matrix._render import write_report  # needs matplotlib
 
     collected = collect(
-        folder, keys, executor=executor, jobs=jobs, trust_stored=trust_stored, on_record=on_record
+        folder,
+        keys,
+        executor=executor,
+        jobs=jobs,
+        trust_stored=trust_stored,
+        on_record=on_record,
+        address=address,
+        on_retry=on_retry,
     )
     name = collected.spec.name if collected.spec is not None else folder.name
     report = build_report(collected, name)

@@ -150,10 +150,12 @@ def collect(
     jobs: int | None = None,
     trust_stored: bool = True,
     on_record: Callable[[int, int], None] | None = None,
+    address: str | None = None,
+    on_retry: Callable[[str], None] | None = None,
 ) -> Collected:
     """Verify every record in ``folder`` (see the module docstring)."""
     files = _record_files(folder)
-    pool, _ = open_executor(executor, jobs)
+    pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
     cells: list[VerifiedCell] = []
     rejected: list[Rejected] = []
     replays: dict[Future[VerificationReport], tuple[Path, Cell, RunRecord, str]] = {}
@@ -187,7 +189,8 @@ def collect(
             if report is not None:
                 rejected.append(Rejected(path.name, _reasons(report)))
                 continue
-            future = pool.submit(_replay, record, False if executor == "local" else None)
+            in_pool = executor in ("local", "ray")
+            future = pool.submit(_replay, record, False if in_pool else None)
             replays[future] = (path, cell, record, digest)
         for done, (future, (path, cell, record, digest)) in enumerate(replays.items(), 1):
             try:

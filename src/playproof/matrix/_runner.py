@@ -3,8 +3,8 @@
 Cells are whole episodes, so they spread over the local process pool (one
 task per cell; each pool process is its own crash boundary, so games run
 in-process there) or run one by one in this process (``serial``). The Ray
-executor is not built: asking for it raises
-:class:`~playproof.errors.NotSupportedError`. Whatever the executor, the
+executor sends each cell to a Ray cluster as one task (games run in-process
+in the Ray worker, itself a crash boundary). Whatever the executor, the
 records are signed and written here, in this process, as each cell finishes:
 a crash or Ctrl-C loses only the cells still being played, and a rerun skips
 every cell whose record is there and verifies by signature.
@@ -175,6 +175,8 @@ def run_matrix(
     executor: str = "local",
     jobs: int | None = None,
     on_cell: Callable[[CellEvent], None] | None = None,
+    address: str | None = None,
+    on_retry: Callable[[str], None] | None = None,
 ) -> MatrixOutcome:
     """Play every cell of ``spec`` not yet recorded in ``folder``; sign and write each record.
 
@@ -183,9 +185,12 @@ def run_matrix(
     signed by ``key`` for the same configuration, are skipped.
     """
     # Refuse a wrong executor before anything is written; pool processes start on first use.
-    pool, workers = open_executor(executor, jobs, [__name__, build.__module__])
+    pool, workers = open_executor(
+        executor, jobs, [__name__, build.__module__], address=address, on_retry=on_retry
+    )
     try:
-        return _run(spec, folder, key, build, pool, workers, executor == "local", on_cell)
+        in_pool = executor in ("local", "ray")
+        return _run(spec, folder, key, build, pool, workers, in_pool, on_cell)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

@@ -1,0 +1,135 @@
+"""Batch verification: many signed records, each replayed as one task on an executor.
+
+The files are read here (bounded), so the executor's nodes need no shared
+folder: each task receives a record's bytes and the trusted public keys and
+returns the verification report, exactly what ``playproof verify FILE``
+computes for that one file. Reports come back in the order of the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from playproof._api import verify_record, verify_signed
+from playproof._bounded import read_bounded
+from playproof.core.report import CheckResult, VerificationReport
+from playproof.errors import FormatError, RunError
+from playproof.exec._executors import RetryNotice, open_executor
+from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey
+
+__all__ = [
+    "BATCH_TIMEOUT_S",
+    "MAX_BATCH_FILES",
+    "BatchVerdict",
+    "record_files",
+    "verify_many",
+]
+
+MAX_BATCH_FILES = 100_000
+"""The most record files one batch verification reads."""
+BATCH_TIMEOUT_S = 3600.0
+"""Seconds the batch waits for any one record to finish before it gives up."""
+RECORD_SUFFIX = ".json"
+SIDE_FILES = (".verification.json", ".spec.json")
+"""Files a folder of records may hold beside them that are not records."""
+
+
+@dataclass(frozen=True)
+class BatchVerdict:
+    """One file and what verifying it concluded."""
+
+    path: Path
+    report: VerificationReport
+
+
+def record_files(paths: Sequence[Path]) -> list[Path]:
+    """The files named; each folder gives its ``*.json`` records (sorted, not recursive)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    child
+                    for child in path.iterdir()
+                    if child.is_file()
+                    and child.name.endswith(RECORD_SUFFIX)
+                    and not child.name.startswith(".")
+                    and not child.name.endswith(SIDE_FILES)
+                )
+            )
+        else:
+            found.append(path)
+        if len(found) > MAX_BATCH_FILES:
+            raise FormatError(f"over {MAX_BATCH_FILES} record files to verify; split the batch")
+    if not found:
+        raise FormatError("no record files to verify: name record files or folders holding *.json")
+    return found
+
+
+def _verify_bytes(
+    data: bytes, key_pems: tuple[bytes, ...], unsigned: bool, worker: bool | None
+) -> VerificationReport:
+    """One task: verify one record's bytes (the keys travel as PEM: they pickle)."""
+    if unsigned:
+        return verify_record(data, worker=worker)
+    keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
+    return verify_signed(data, keys, worker=worker)
+
+
+def _unreadable(why: str) -> VerificationReport:
+    return VerificationReport.from_checks(
+        [CheckResult(id="record-well-formed", passed=False, reason=why)]
+    )
+
+
+def verify_many(
+    paths: Sequence[Path],
+    keys: Sequence[VerifyingKey],
+    *,
+    executor: str = "local",
+    jobs: int | None = None,
+    address: str | None = None,
+    unsigned: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    on_retry: RetryNotice | None = None,
+) -> list[BatchVerdict]:
+    """Verify every file (folders expanded) on ``executor``; one verdict per file, in order.
+
+    A file that cannot be read is a rejected verdict, not an error: the
+    others go on. On the local pool games run in-process (each pool process
+    is already its own crash boundary).
+    """
+    files = record_files(paths)
+    pems = tuple(key.to_pem() for key in keys)
+    pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
+    worker = None if executor == "serial" else False
+    verdicts: list[BatchVerdict | None] = [None] * len(files)
+    futures: dict[Future[VerificationReport], int] = {}
+    try:
+        for index, path in enumerate(files):
+            try:
+                data = read_bounded(path, MAX_ENVELOPE_BYTES, "record file")
+            except FormatError as exc:
+                verdicts[index] = BatchVerdict(path, _unreadable(str(exc)))
+                continue
+            futures[pool.submit(_verify_bytes, data, pems, unsigned, worker)] = index
+        done_count = len(files) - len(futures)
+        if progress is not None and done_count:
+            progress(done_count, len(files))
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=BATCH_TIMEOUT_S, return_when=FIRST_COMPLETED)
+            if not done:
+                raise RunError(f"no record finished verifying within {BATCH_TIMEOUT_S:.0f} s")
+            for future in done:
+                index = futures[future]
+                verdicts[index] = BatchVerdict(files[index], future.result())
+            done_count += len(done)
+            if progress is not None:
+                progress(done_count, len(files))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [v for v in verdicts if v is not None]
