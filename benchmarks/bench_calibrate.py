@@ -17,6 +17,7 @@ import importlib.util
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 from playproof.exec import GameSpec, calibrate_target, default_workers, resolve_target
 from playproof.verify import CalibrationReport, SerialReplayer, calibrate
@@ -24,7 +25,7 @@ from playproof.verify import CalibrationReport, SerialReplayer, calibrate
 REPEATS = 5
 
 
-def _serial(name: str) -> CalibrationReport:
+def serial_calibration(name: str) -> CalibrationReport:
     """Every episode in this process on one in-process game (no pool, no worker hop)."""
     target = resolve_target(name)
     return calibrate(
@@ -36,12 +37,11 @@ def _serial(name: str) -> CalibrationReport:
     )
 
 
-def _timed(run: object) -> tuple[float, CalibrationReport]:
+def timed_calibration(run: Callable[[], CalibrationReport]) -> tuple[float, CalibrationReport]:
+    """Wall seconds of one calibration, and its report."""
     start = time.perf_counter()
-    report = run()  # type: ignore[operator]
-    elapsed = time.perf_counter() - start
-    assert isinstance(report, CalibrationReport)
-    return elapsed, report
+    report = run()
+    return time.perf_counter() - start, report
 
 
 def main() -> None:
@@ -51,8 +51,8 @@ def main() -> None:
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else default_workers()
     pairs: list[tuple[float, float]] = []
     for _ in range(REPEATS):
-        serial_time, serial_report = _timed(lambda: _serial(name))
-        pool_time, pool_report = _timed(lambda: calibrate_target(name, workers=workers))
+        serial_time, serial_report = timed_calibration(lambda: serial_calibration(name))
+        pool_time, pool_report = timed_calibration(lambda: calibrate_target(name, workers=workers))
         pairs.append((serial_time, pool_time))
     inputs = serial_report.length * (1 + len(serial_report.baselines))
     ratios = [serial / pool for serial, pool in pairs]

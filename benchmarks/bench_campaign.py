@@ -17,13 +17,12 @@ child does the replay, so wall time is the only fair clock there.
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
+from _timing import best_interleaved
 from playproof.core.replay import replay
 from playproof.drivers import BaselineDriver
 from playproof.engine import EpisodeConfig, load_ledger, run_campaign
@@ -43,17 +42,6 @@ def _target() -> Target:
 
 ROUNDS = 9
 """Interleaved rounds per phase; the best round of each phase counts."""
-
-
-def _best_interleaved(phases: dict[str, Any], clock: Any, rounds: int = ROUNDS) -> dict[str, float]:
-    best = dict.fromkeys(phases, float("inf"))
-    for _ in range(rounds):
-        for name, fn in phases.items():
-            gc.collect()
-            start = clock()
-            fn()
-            best[name] = min(best[name], clock() - start)
-    return best
 
 
 def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]:
@@ -106,8 +94,8 @@ def run(decisions: int = 10_000, worker: bool | None = None) -> dict[str, float]
             load_ledger(path, key.verifying_key)
 
         clock = time.process_time if worker is False else time.perf_counter
-        times = _best_interleaved(
-            {"batch_replay_s": batch, "resume_s": resume, "ledger_load_s": load_only}, clock
+        times = best_interleaved(
+            {"batch_replay_s": batch, "resume_s": resume, "ledger_load_s": load_only}, ROUNDS, clock
         )
         ledger_bytes = path.stat().st_size
     finally:

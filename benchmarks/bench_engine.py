@@ -18,12 +18,10 @@ left is not collected inside another.
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
-import time
 from collections.abc import Sequence
-from typing import Any
 
+from _timing import best_interleaved
 from playproof.adapters.native import Game2048
 from playproof.core.agent import Action, DecisionContext, HistoryEntry
 from playproof.core.observation import Observation
@@ -48,17 +46,6 @@ class Replayer:
 
 ROUNDS = 9
 """Interleaved rounds per phase; the best round of each phase counts."""
-
-
-def _best_interleaved(phases: dict[str, Any], rounds: int = ROUNDS) -> dict[str, float]:
-    best = dict.fromkeys(phases, float("inf"))
-    for _ in range(rounds):
-        for name, fn in phases.items():
-            gc.collect()
-            start = time.process_time()
-            fn()
-            best[name] = min(best[name], time.process_time() - start)
-    return best
 
 
 def run(episodes: int = 25) -> dict[str, float]:
@@ -109,13 +96,14 @@ def run(episodes: int = 25) -> dict[str, float]:
     def engine() -> None:
         asyncio.run(episodes_loop())
 
-    times = _best_interleaved(
+    times = best_interleaved(
         {
             "bare_step_us": bare,
             "game_work_us": game_work,
             "driver_us": driver_only,
             "engine_us": engine,
-        }
+        },
+        ROUNDS,
     )
     per = {k: v / decisions * 1e6 for k, v in times.items()}
     overhead = per["engine_us"] - per["game_work_us"] - per["driver_us"]

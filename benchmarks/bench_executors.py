@@ -23,18 +23,15 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from concurrent.futures import Executor
 
+from bench_calibrate import serial_calibration, timed_calibration
 from playproof.exec import (
-    GameSpec,
     SerialExecutor,
     calibrate_target,
     default_workers,
     open_executor,
-    resolve_target,
 )
-from playproof.verify import CalibrationReport, SerialReplayer, calibrate
 
 REPEATS = 3
 DISPATCH_TASKS = 400
@@ -43,24 +40,6 @@ DISPATCH_TASKS = 400
 
 def _noop() -> None:
     """An empty task."""
-
-
-def _serial(name: str) -> CalibrationReport:
-    """Every episode in this process on one in-process game (no pool, no worker hop)."""
-    target = resolve_target(name)
-    return calibrate(
-        SerialReplayer(GameSpec.of_target(target).open),
-        target.contract,
-        target.reference,
-        seed=target.spec.reference_seed,
-        opaque=target.spec.opaque,
-    )
-
-
-def _timed(run: Callable[[], CalibrationReport]) -> tuple[float, CalibrationReport]:
-    start = time.perf_counter()
-    report = run()
-    return time.perf_counter() - start, report
 
 
 def _dispatch(executor: Executor, tasks: int) -> float:
@@ -88,9 +67,9 @@ def main() -> None:
     rows: list[tuple[float, float, float]] = []
     identical = True
     for _ in range(REPEATS):
-        serial_time, serial_report = _timed(lambda: _serial(name))
-        pool_time, pool_report = _timed(lambda: calibrate_target(name, workers=workers))
-        ray_time, ray_report = _timed(
+        serial_time, serial_report = timed_calibration(lambda: serial_calibration(name))
+        pool_time, pool_report = timed_calibration(lambda: calibrate_target(name, workers=workers))
+        ray_time, ray_report = timed_calibration(
             lambda: calibrate_target(name, executor="ray", workers=workers)
         )
         identical &= serial_report == pool_report == ray_report

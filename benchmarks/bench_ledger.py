@@ -34,8 +34,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from _timing import best_interleaved
 from playproof.drivers import BaselineDriver
 from playproof.engine import EpisodeConfig, Ledger, load_ledger, run_campaign, save_ledger
 from playproof.engine._ledger import ledger_body, signed_message
@@ -46,17 +46,6 @@ ROUNDS = 31
 """Paired rounds: each round saves unsigned and signed back to back (order alternating)."""
 RESUME_ROUNDS = 7
 """Interleaved rounds of the load, check and resume phases; the best round of each counts."""
-
-
-def _best_interleaved(phases: dict[str, Any], rounds: int = RESUME_ROUNDS) -> dict[str, float]:
-    best = dict.fromkeys(phases, float("inf"))
-    for _ in range(rounds):
-        for name, fn in phases.items():
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
 
 
 def _paired(
@@ -141,12 +130,14 @@ def run(decisions: int = 10_000) -> dict[str, float]:
             times[f"unsigned_save_{label}_s"] = base
             times[f"signed_save_{label}_s"] = cont
             times[f"signed_vs_unsigned_{label}"] = ratio
-        times |= _best_interleaved(
+        times |= best_interleaved(
             {
                 "load_s": lambda: load_ledger(path, trusted),
                 "verify_s": lambda: trusted.verify(signature, signed_message(body)),
                 "resume_s": lambda: campaign(0),
-            }
+            },
+            RESUME_ROUNDS,
+            time.perf_counter,
         )
         ledger_bytes = path.stat().st_size
     finally:

@@ -12,7 +12,6 @@ and in ``test_processes.py``.)
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -22,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import ask_decisions, tagged_processes
 
 import playproof
-from playproof.core.agent import NOOP, Action, DecisionContext, Driver
-from playproof.core.observation import Observation
+from playproof.core.agent import NOOP, Action, Driver
 from playproof.drivers.cli import CliDriver
 from playproof.drivers.session import SessionDriver
 from playproof.errors import DriverError, RunError
@@ -42,29 +41,15 @@ GONE_WAIT_S = 10.0
 """How long a killed agent gets to disappear from the process table."""
 
 
-def _left_running(marker: str) -> list[int]:
-    """Processes whose environment carries ``marker`` (agents and anything they started)."""
-    needle = f"HOSTILE_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if needle in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.fixture
 def marker() -> Iterator[str]:
     """A tag in every agent's environment; the test fails if a tagged process outlives it."""
     tag = uuid.uuid4().hex
     yield tag
     end = time.monotonic() + GONE_WAIT_S
-    while _left_running(tag) and time.monotonic() < end:
+    while tagged_processes("HOSTILE_MARKER", tag) and time.monotonic() < end:
         time.sleep(0.02)
-    assert _left_running(tag) == [], "an agent process outlived its driver"
+    assert tagged_processes("HOSTILE_MARKER", tag) == [], "an agent process outlived its driver"
 
 
 def _oneshot(marker: str, mode: str) -> CliDriver:
@@ -92,25 +77,7 @@ def _env(marker: str) -> dict[str, str]:
 
 
 def _decisions(driver: Driver, turns: int) -> list[Action]:
-    async def play() -> list[Action]:
-        actions = []
-        try:
-            for turn in range(1, turns + 1):
-                context = DecisionContext(
-                    turn=turn,
-                    max_turns=turns,
-                    seed=1,
-                    spent_usd=0.0,
-                    remaining_usd=None,
-                    vocabulary=VOCABULARY,
-                    cancel=asyncio.Event(),
-                )
-                actions.append(await driver.act(Observation(text="board"), (), context))
-        finally:
-            await driver.aclose()  # type: ignore[attr-defined]
-        return actions
-
-    return asyncio.run(play())
+    return ask_decisions(driver, turns, VOCABULARY)
 
 
 ONE_SHOT: dict[str, str] = {

@@ -10,12 +10,11 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from controllers import sign_test_corpus
+from controllers import SYNTHETIC_CANDIDATE, Synthetic, synthetic, synthetic_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -25,11 +24,9 @@ import playproof.corpus
 from playproof.cli._app import app
 from playproof.core.canonical import sha256_hex
 from playproof.corpus import (
-    CorpusAnswers,
     CorpusCase,
     CorpusManifest,
     JailLimits,
-    SerialAnswer,
     _manifest,
     _task,
     bubblewrap_usable,
@@ -51,7 +48,7 @@ from playproof.corpus._wire import MAX_ROM_BYTES
 from playproof.errors import FormatError, RunError
 
 CANDIDATES = Path(__file__).parents[1] / "corpus" / "candidates"
-SYNTHETIC = CANDIDATES / "synthetic.py"
+SYNTHETIC = SYNTHETIC_CANDIDATE
 DATA = Path(playproof.corpus.__file__).resolve().parent / "data"
 """The installed package's corpus data (answers included), wherever the package lies."""
 PACKAGE_PARENT = DATA.parents[2]
@@ -59,50 +56,6 @@ PACKAGE_PARENT = DATA.parents[2]
 QUICK = JailLimits(wall_seconds=20.0, cpu_seconds=20)
 needs_bwrap = pytest.mark.skipif(not bubblewrap_usable(), reason="bubblewrap cannot run here")
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="jail uids exist only when root")
-
-
-@dataclass(frozen=True)
-class Synthetic:
-    """A corpus on disk made of made-up ROMs, graded by ``synthetic.py``."""
-
-    manifest: CorpusManifest
-    answers: CorpusAnswers
-    manifest_path: Path
-    answers_path: Path
-    roms: Path
-
-
-def synthetic(folder: Path, roms: dict[str, bytes]) -> Synthetic:
-    """One ``until-result`` case per ROM whose answer is the serial text ``Passed``."""
-    rom_dir = folder / "roms"
-    rom_dir.mkdir(parents=True)
-    cases = []
-    for name, data in roms.items():
-        (rom_dir / f"{name}.gb").write_bytes(data)
-        cases.append(
-            CorpusCase(
-                id=name,
-                file=f"{name}.gb",
-                sha256=sha256_hex(data),
-                suite="synthetic",
-                budget_frames=120,
-                poll_frames=60,
-                result_address=None,
-            )
-        )
-    manifest = CorpusManifest(
-        corpus_id="synthetic", version="1", cases=tuple(cases), denominator=len(cases)
-    )
-    answers = CorpusAnswers(
-        corpus_id="synthetic",
-        manifest_digest=manifest.digest,
-        reference="test",
-        answers={c.id: SerialAnswer(transcript="Passed\n") for c in cases},
-    )
-    manifest_path, answers_path = folder / "manifest.json", folder / "answers.json"
-    manifest_path.write_text(json.dumps(manifest.model_dump(mode="json")))
-    answers_path.write_text(json.dumps(answers.model_dump(mode="json")))
-    return Synthetic(manifest, answers, manifest_path, answers_path, rom_dir)
 
 
 def _invoke(*args: str) -> Any:
@@ -128,24 +81,6 @@ def _grade_args(corpus: Synthetic, candidate: str, out: Path) -> list[str]:
         "--key-dir",
         str(out.parent / "keys"),
     ]
-
-
-def _task_folder(folder: Path, corpus: Synthetic, **fields: Any) -> Path:
-    task = folder / "task"
-    (task / "workspace").mkdir(parents=True)
-    shutil.copyfile(SYNTHETIC, task / "workspace" / "candidate.py")
-    controller = sign_test_corpus(corpus.manifest_path, corpus.answers, corpus.roms)
-    spec = {
-        "manifest": str(corpus.manifest_path),
-        "answers": str(corpus.answers_path),
-        "roms": str(corpus.roms),
-        "controller_key": str(controller),
-        "candidate": [sys.executable, "candidate.py"],
-        "case_seconds": 20,
-        **fields,
-    }
-    (task / "task.json").write_text(json.dumps(spec))
-    return task
 
 
 # -- a serial flood fails its own case only -------------------------------------------------
@@ -174,7 +109,7 @@ def test_a_serial_flood_still_writes_a_grade_record_and_a_reward(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["passed"] == 1
     assert out.exists()
-    task = _task_folder(tmp_path, corpus)
+    task = synthetic_task(tmp_path, corpus)
     report = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
     assert (report["status"], report["passed"], report["reward"]) == ("graded", 1, 1)
     assert _task.task_progress(task)[2] == 1  # the signed reward state was written
@@ -228,7 +163,7 @@ def test_a_build_that_copies_the_answers_gets_nothing(
         f"cp -r {DATA} stolen; cat {DATA}/*/answers.json > copied.json; "
         f"cat {corpus.answers_path} > custom.json; exit 0"
     )
-    task = _task_folder(tmp_path, corpus, build=["/bin/sh", "-c", steal])
+    task = synthetic_task(tmp_path, corpus, build=["/bin/sh", "-c", steal])
     report = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
     assert report["status"] == "graded"
     workspace = task / "workspace"
@@ -394,7 +329,7 @@ def test_a_build_that_fills_the_workspace_is_stopped(
     fill = (
         "i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); done; sleep 60"
     )
-    task = _task_folder(tmp_path, corpus, build=["/bin/sh", "-c", fill], build_seconds=30)
+    task = synthetic_task(tmp_path, corpus, build=["/bin/sh", "-c", fill], build_seconds=30)
     report = _task.task_run_tests(task)
     assert report.entry.status == "build-failed"
     assert "build stopped" in report.build_log
@@ -419,7 +354,7 @@ def test_a_candidate_named_through_a_symlink_runs(tmp_path: Path) -> None:
 def test_a_build_printing_more_than_a_pipe_holds_finishes(tmp_path: Path) -> None:
     corpus = synthetic(tmp_path, {"calm": b"CALM" + bytes(300)})
     chatty = "head -c 300000 /dev/zero | tr '\\0' 'x'; echo; echo built"
-    task = _task_folder(tmp_path, corpus, build=["/bin/sh", "-c", chatty], build_seconds=20)
+    task = synthetic_task(tmp_path, corpus, build=["/bin/sh", "-c", chatty], build_seconds=20)
     report = _task.task_run_tests(task)
     assert report.entry.status == "graded"
     assert report.build_log.endswith("built\n")

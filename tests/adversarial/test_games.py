@@ -13,7 +13,6 @@ episode played on it leaves no record.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import tagged_processes
 
 import playproof
 from playproof.core.record import RunRecord
@@ -55,19 +55,6 @@ class ForeignChildWorker(WorkerGame):
     _child_module = "hostile_child"
 
 
-def _left_running(marker: str) -> list[int]:
-    needle = f"HOSTILE_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if needle in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 Spawn = Callable[..., WorkerGame]
 
 
@@ -93,9 +80,9 @@ def spawn() -> Iterator[Spawn]:
     for worker in started:
         worker.close()
     end = time.monotonic() + GONE_WAIT_S
-    while _left_running(tag) and time.monotonic() < end:
+    while tagged_processes("HOSTILE_MARKER", tag) and time.monotonic() < end:
         time.sleep(0.02)
-    assert _left_running(tag) == [], "a worker process outlived the test"
+    assert tagged_processes("HOSTILE_MARKER", tag) == [], "a worker process outlived the test"
 
 
 @pytest.fixture(scope="module")

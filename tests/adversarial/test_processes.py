@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from processes import ask_decisions
 
 from playproof import _containment
 from playproof._containment import ContainmentWarning, Launcher, containment
@@ -152,23 +153,7 @@ def escapes(tmp_path: Path) -> Iterator[Escapes]:
 
 def play(driver: Driver, decisions: int) -> None:
     """Ask ``driver`` for ``decisions`` decisions, then close it."""
-
-    async def episode() -> None:
-        try:
-            for turn in range(1, decisions + 1):
-                context = DecisionContext(
-                    turn=turn,
-                    max_turns=decisions,
-                    seed=1,
-                    spent_usd=0.0,
-                    remaining_usd=None,
-                    vocabulary=VOCABULARY,
-                )
-                await driver.act(Observation(text="board"), [], context)
-        finally:
-            await driver.aclose()  # type: ignore[attr-defined]
-
-    asyncio.run(episode())
+    ask_decisions(driver, decisions, VOCABULARY)
 
 
 def test_the_scan_finds_a_sleeper_that_escaped(escapes: Escapes) -> None:

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controllers import CONTROLLER, SYNTHETIC_CANDIDATE, sign_test_corpus, synthetic_corpus
+from controllers import (
+    CONTROLLER,
+    SYNTHETIC_CANDIDATE,
+    sign_test_corpus,
+    synthetic,
+    synthetic_corpus,
+    synthetic_roms,
+    synthetic_task,
+)
 from typer.testing import CliRunner
 
 import playproof.cli._corpus  # noqa: F401  (registers the commands)
@@ -187,25 +195,8 @@ def test_corpus_sign_writes_a_signature_the_grader_trusts(tmp_path: Path) -> Non
 
 
 def _task(tmp_path: Path, *, signed: bool = True, **fields: Any) -> Path:
-    manifest = synthetic_corpus(tmp_path / "corpus")
-    task = tmp_path / "task"
-    (task / "workspace").mkdir(parents=True)
-    (task / "workspace" / "candidate.py").write_bytes(SYNTHETIC_CANDIDATE.read_bytes())
-    spec: dict[str, Any] = {
-        "manifest": str(manifest),
-        "answers": str(manifest.with_name("answers.json")),
-        "roms": str(manifest.with_name("roms")),
-        "candidate": [sys.executable, "candidate.py"],
-        "case_seconds": 20,
-        **fields,
-    }
-    if signed:
-        answers = load_answers(manifest.with_name("answers.json"), load_manifest(manifest))
-        spec["controller_key"] = str(
-            sign_test_corpus(manifest, answers, manifest.with_name("roms"))
-        )
-    (task / "task.json").write_text(json.dumps(spec))
-    return task
+    corpus = synthetic(tmp_path / "corpus", synthetic_roms())
+    return synthetic_task(tmp_path, corpus, signed=signed, **fields)
 
 
 def _run(task: Path) -> dict[str, Any]:

@@ -112,9 +112,10 @@ def _cheat(name: str, folder: Path | None = None, **env: str) -> CandidateSpec:
 def _shifted(platform: str, shift: int = 3) -> CandidateSpec:
     module = chip8_reference if platform == "chip8" else dmg_reference
     script = Path(module.__file__ or "").resolve()
+    loop = Path(dmg_reference.__file__ or "").resolve()  # the CHIP-8 reference imports it
     return CandidateSpec(
         command=(sys.executable, str(CANDIDATES / "shifted.py")),
-        read_only=(*python_paths(), CANDIDATES, script.parent),
+        read_only=(*python_paths(), CANDIDATES, script.parent, loop),
         env={"REFERENCE_SCRIPT": str(script), "SHIFT": str(shift)},
     )
 

@@ -1,28 +1,17 @@
 """Shared fixtures of the driver tests: a marker that finds every agent process a test started."""
 
 import gc
-import os
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from processes import tagged_processes
 
 
 def leftovers(marker: str) -> list[int]:
     """Live processes (children, grandchildren) started with this test's marker."""
-    needle = f"PLAYPROOF_TEST_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+    return tagged_processes("PLAYPROOF_TEST_MARKER", marker)
 
 
 @pytest.fixture

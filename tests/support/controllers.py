@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from playproof.corpus import CorpusAnswers, load_corpus, load_manifest
+from playproof.core.canonical import sha256_hex
+from playproof.corpus import (
+    CorpusAnswers,
+    CorpusCase,
+    CorpusManifest,
+    SerialAnswer,
+    load_corpus,
+    load_manifest,
+)
 from playproof.corpus._trust import sign_corpus, signature_path
 from playproof.sign import SigningKey
 
@@ -27,20 +38,25 @@ SYNTHETIC_CANDIDATE = Path(__file__).parents[1] / "corpus" / "candidates" / "syn
 """A candidate that passes every case of :func:`synthetic_corpus`."""
 
 
-def synthetic_corpus(folder: Path, names: tuple[str, ...] = ("one", "two")) -> Path:
-    """A corpus of made-up ROMs in ``folder`` (manifest.json, answers.json, roms/), unsigned.
+@dataclass(frozen=True)
+class Synthetic:
+    """A corpus on disk made of made-up ROMs, graded by :data:`SYNTHETIC_CANDIDATE`."""
 
-    Every case passes on the serial text ``Passed``; returns the manifest's path.
-    """
-    from playproof.core.canonical import sha256_hex
-    from playproof.corpus import CorpusCase, CorpusManifest, SerialAnswer
+    manifest: CorpusManifest
+    answers: CorpusAnswers
+    manifest_path: Path
+    answers_path: Path
+    roms: Path
 
-    roms = folder / "roms"
-    roms.mkdir(parents=True)
+
+def synthetic(folder: Path, roms: dict[str, bytes]) -> Synthetic:
+    """One ``until-result`` case per ROM in ``folder`` (manifest.json, answers.json, roms/),
+    unsigned; every case passes on the serial text ``Passed``."""
+    rom_dir = folder / "roms"
+    rom_dir.mkdir(parents=True)
     cases = []
-    for name in names:
-        data = name.encode() + bytes(300)
-        (roms / f"{name}.gb").write_bytes(data)
+    for name, data in roms.items():
+        (rom_dir / f"{name}.gb").write_bytes(data)
         cases.append(
             CorpusCase(
                 id=name,
@@ -61,6 +77,42 @@ def synthetic_corpus(folder: Path, names: tuple[str, ...] = ("one", "two")) -> P
         reference="test",
         answers={c.id: SerialAnswer(transcript="Passed\n") for c in cases},
     )
-    (folder / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json")), "utf-8")
-    (folder / "answers.json").write_text(json.dumps(answers.model_dump(mode="json")), "utf-8")
-    return folder / "manifest.json"
+    manifest_path, answers_path = folder / "manifest.json", folder / "answers.json"
+    manifest_path.write_text(json.dumps(manifest.model_dump(mode="json")), "utf-8")
+    answers_path.write_text(json.dumps(answers.model_dump(mode="json")), "utf-8")
+    return Synthetic(manifest, answers, manifest_path, answers_path, rom_dir)
+
+
+def synthetic_roms(names: tuple[str, ...] = ("one", "two")) -> dict[str, bytes]:
+    """One made-up ROM of 300-odd bytes per name."""
+    return {name: name.encode() + bytes(300) for name in names}
+
+
+def synthetic_corpus(folder: Path, names: tuple[str, ...] = ("one", "two")) -> Path:
+    """A :func:`synthetic` corpus of :func:`synthetic_roms`; returns the manifest's path."""
+    return synthetic(folder, synthetic_roms(names)).manifest_path
+
+
+def synthetic_task(folder: Path, corpus: Synthetic, *, signed: bool = True, **fields: Any) -> Path:
+    """A task folder (``folder/task``) whose workspace holds :data:`SYNTHETIC_CANDIDATE`.
+
+    Its ``task.json`` names ``corpus`` (signed by :data:`CONTROLLER` unless
+    ``signed`` is false) with 20 s per case; ``fields`` add to it or replace.
+    """
+    task = folder / "task"
+    (task / "workspace").mkdir(parents=True)
+    (task / "workspace" / "candidate.py").write_bytes(SYNTHETIC_CANDIDATE.read_bytes())
+    spec: dict[str, Any] = {
+        "manifest": str(corpus.manifest_path),
+        "answers": str(corpus.answers_path),
+        "roms": str(corpus.roms),
+        "candidate": [sys.executable, "candidate.py"],
+        "case_seconds": 20,
+        **fields,
+    }
+    if signed:
+        spec["controller_key"] = str(
+            sign_test_corpus(corpus.manifest_path, corpus.answers, corpus.roms)
+        )
+    (task / "task.json").write_text(json.dumps(spec), "utf-8")
+    return task

@@ -3,7 +3,8 @@ declare, and the seed range they accept."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from collections.abc import Mapping
+from typing import ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -11,7 +12,9 @@ from playproof.core.canonical import canonical_json
 from playproof.core.game import MAX_SEED, Platform, VerificationMode
 from playproof.errors import FormatError, TargetError
 
-__all__ = ["AdapterOptions", "check_seed", "replay_platform"]
+__all__ = ["AdapterOptions", "check_seed", "option_problems", "replay_platform", "validate_options"]
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 def replay_platform(family: str, *, images: bool) -> Platform:
@@ -45,8 +48,19 @@ class AdapterOptions(BaseModel):
         except FormatError as exc:
             raise TargetError(f"options are not JSON: {exc}") from exc
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise TargetError(f"invalid {cls.LABEL} options: {problems}") from exc
+            raise TargetError(f"invalid {cls.LABEL} options: {option_problems(exc)}") from exc
+
+
+def option_problems(exc: ValidationError) -> str:
+    """Every problem ``exc`` found, as ``field.path: message`` joined by ``; ``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def validate_options(model: type[_Model], options: Mapping[str, object], label: str) -> _Model:
+    """``options`` (Python values) validated by ``model``; every problem in one TargetError."""
+    try:
+        return model.model_validate(options)
+    except ValidationError as exc:
+        raise TargetError(f"invalid {label} options: {option_problems(exc)}") from None

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import sha256_hex
@@ -57,6 +58,9 @@ from playproof.corpus._wire import (
     SHADE_RGB,
 )
 from playproof.errors import FormatError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 __all__ = [
     "ACID2_FRAME",
@@ -348,6 +352,38 @@ def reference_results(
     )
 
 
+def _require_pinned(root: Path, pinned: Mapping[str, str], *names: str) -> None:
+    for name in names:
+        if name not in pinned:
+            raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
+
+
+def _pinned_picture(root: Path, pinned: Mapping[str, str], name: str) -> bytes:
+    picture = read_bounded(corpus_file(root, name), MAX_PICTURE_BYTES, "picture")
+    if sha256_hex(picture) != pinned[name]:
+        raise FormatError(f"{name} does not match {root}/SHA256SUMS")
+    return picture
+
+
+def _built(
+    manifest: CorpusManifest,
+    root: Path,
+    reference: str,
+    found: Mapping[str, Answer],
+    jobs: int,
+    on_case: Callable[[CaseObservation], None] | None,
+) -> Built:
+    """``manifest`` answered by ``found`` (from ``reference``), and how the reference does on it."""
+    answers = CorpusAnswers(
+        corpus_id=manifest.corpus_id,
+        manifest_digest=manifest.digest,
+        reference=reference,
+        answers=dict(found),
+    )
+    seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
+    return Built(manifest, answers, reference_results(manifest, answers, seen))
+
+
 def _rom_files(sums: Mapping[str, str], suffix: str) -> list[tuple[str, str]]:
     return sorted((name, sha) for name, sha in sums.items() if name.endswith(suffix))
 
@@ -403,14 +439,8 @@ def build_mooneye(
         excluded=tuple(excluded),
         denominator=len(cases),
     )
-    answers = CorpusAnswers(
-        corpus_id=corpus_id,
-        manifest_digest=manifest.digest,
-        reference=MOONEYE_CONVENTION,
-        answers={case.id: RegistersAnswer(registers=dict(MOONEYE_PASS)) for case in cases},
-    )
-    seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
-    return Built(manifest, answers, reference_results(manifest, answers, seen))
+    found = {case.id: RegistersAnswer(registers=dict(MOONEYE_PASS)) for case in cases}
+    return _built(manifest, root, MOONEYE_CONVENTION, found, jobs, on_case)
 
 
 ACID2_ROM = "dmg-acid2.gb"
@@ -422,6 +452,27 @@ MAX_PICTURE_BYTES = 1024 * 1024
 """A reference picture file is at most this long."""
 
 
+def _rgb_picture(data: bytes, what: str, max_width: int | None = None) -> Image:
+    """The picture file ``data`` decoded as a Pillow RGB image; a picture wider than
+    ``max_width`` is refused before it is decoded. Needs Pillow."""
+    import io
+
+    try:
+        from PIL import Image as Pillow
+    except ImportError:
+        raise FormatError(
+            "reading a reference picture needs Pillow: pip install 'playproof[pyboy]'"
+        ) from None
+    try:
+        with Pillow.open(io.BytesIO(data)) as image:
+            if max_width is not None and image.size[0] > max_width:
+                raise FormatError(f"{what} is {image.size[0]} pixels wide, over the bound")
+            image.load()
+            return image.convert("RGB")
+    except (OSError, ValueError, Pillow.DecompressionBombError) as exc:
+        raise FormatError(f"{what} is not a readable picture: {exc}") from None
+
+
 def picture_sha256(data: bytes, what: str = "the reference picture") -> str:
     """SHA-256 of a 160x144 greyscale picture (file bytes) as the ``framebuffer`` criterion
     hashes a screen: R, G, B per pixel, row-major, every level one of 0xFF/0xAA/0x55/0x00.
@@ -429,20 +480,7 @@ def picture_sha256(data: bytes, what: str = "the reference picture") -> str:
     Needs Pillow (``pip install 'playproof[pyboy]'``); a picture of another size,
     or with a colour that is not one of the four DMG shades, is a FormatError.
     """
-    import io
-
-    try:
-        from PIL import Image
-    except ImportError:
-        raise FormatError(
-            "reading the reference picture needs Pillow: pip install 'playproof[pyboy]'"
-        ) from None
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            rgb = image.convert("RGB")
-    except (OSError, ValueError) as exc:
-        raise FormatError(f"{what} is not a readable picture: {exc}") from None
+    rgb = _rgb_picture(data, what)
     if rgb.size != (SCREEN_WIDTH, SCREEN_HEIGHT):
         raise FormatError(f"{what} is {rgb.size[0]}x{rgb.size[1]}, not 160x144")
     pixels = rgb.tobytes()
@@ -473,12 +511,8 @@ def build_acid2(
     ``SHA256SUMS``), never an emulator's screen.
     """
     pinned = read_sums(root) if sums is None else sums
-    for name in (ACID2_ROM, ACID2_PICTURE):
-        if name not in pinned:
-            raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
-    picture = read_bounded(corpus_file(root, ACID2_PICTURE), MAX_PICTURE_BYTES, "picture")
-    if sha256_hex(picture) != pinned[ACID2_PICTURE]:
-        raise FormatError(f"{ACID2_PICTURE} does not match {root}/SHA256SUMS")
+    _require_pinned(root, pinned, ACID2_ROM, ACID2_PICTURE)
+    picture = _pinned_picture(root, pinned, ACID2_PICTURE)
     case = CorpusCase(
         id="dmg-acid2",
         file=ACID2_ROM,
@@ -500,14 +534,9 @@ def build_acid2(
         cases=(case,),
         denominator=1,
     )
-    answers = CorpusAnswers(
-        corpus_id=corpus_id,
-        manifest_digest=manifest.digest,
-        reference=f"{ACID2_PICTURE} (the author's reference picture)",
-        answers={case.id: FramebufferAnswer(sha256=picture_sha256(picture, ACID2_PICTURE))},
-    )
-    seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
-    return Built(manifest, answers, reference_results(manifest, answers, seen))
+    found = {case.id: FramebufferAnswer(sha256=picture_sha256(picture, ACID2_PICTURE))}
+    reference = f"{ACID2_PICTURE} (the author's reference picture)"
+    return _built(manifest, root, reference, found, jobs, on_case)
 
 
 CHIP8_IPF = 15
@@ -601,20 +630,7 @@ def chip8_picture_bits(data: bytes, what: str = "the picture") -> bytes:
     are not at least 15/16 one colour is a FormatError, as is a picture of
     another shape or with more than 1% of other colours. Needs Pillow.
     """
-    import io
-
-    try:
-        from PIL import Image
-    except ImportError:
-        raise FormatError("reading a reference picture needs Pillow: pip install pillow") from None
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            if image.size[0] > CHIP8_PICTURE_MAX_SCALE * CHIP8_SCREEN_WIDTH:
-                raise FormatError(f"{what} is {image.size[0]} pixels wide, over the bound")
-            image.load()
-            rgb = image.convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        raise FormatError(f"{what} is not a readable picture: {exc}") from None
+    rgb = _rgb_picture(data, what, max_width=CHIP8_PICTURE_MAX_SCALE * CHIP8_SCREEN_WIDTH)
     width, height = rgb.size
     scale = width // CHIP8_SCREEN_WIDTH
     if scale < 1 or (width, height) != (scale * CHIP8_SCREEN_WIDTH, scale * CHIP8_SCREEN_HEIGHT):
@@ -678,12 +694,8 @@ def build_chip8(
     cases: list[CorpusCase] = []
     found: dict[str, Answer] = {}
     for plan in CHIP8_CASES:
-        for name in (plan.rom, plan.picture):
-            if name not in pinned:
-                raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
-        picture = read_bounded(corpus_file(root, plan.picture), MAX_PICTURE_BYTES, "picture")
-        if sha256_hex(picture) != pinned[plan.picture]:
-            raise FormatError(f"{plan.picture} does not match {root}/SHA256SUMS")
+        _require_pinned(root, pinned, plan.rom, plan.picture)
+        picture = _pinned_picture(root, pinned, plan.picture)
         setup = Chip8Setup(
             instructions_per_frame=CHIP8_IPF,
             poke=()
@@ -707,8 +719,7 @@ def build_chip8(
         found[plan.id] = FramebufferAnswer(sha256=sha256_hex(bits))
     excluded = []
     for name, reason in CHIP8_EXCLUDED:
-        if name not in pinned:
-            raise FormatError(f"{root}/SHA256SUMS does not pin {name}")
+        _require_pinned(root, pinned, name)
         suite = PurePosixPath(name).stem
         excluded.append(ExcludedCase(file=name, sha256=pinned[name], suite=suite, reason=reason))
     manifest = CorpusManifest(
@@ -727,11 +738,5 @@ def build_chip8(
         excluded=tuple(excluded),
         denominator=len(cases),
     )
-    answers = CorpusAnswers(
-        corpus_id=corpus_id,
-        manifest_digest=manifest.digest,
-        reference="the suite's published pictures (pictures/*.png, 12x scale of 64x32)",
-        answers=found,
-    )
-    seen = _run_reference(load_corpus(manifest, root), jobs, on_case)
-    return Built(manifest, answers, reference_results(manifest, answers, seen))
+    reference = "the suite's published pictures (pictures/*.png, 12x scale of 64x32)"
+    return _built(manifest, root, reference, found, jobs, on_case)

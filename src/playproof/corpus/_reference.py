@@ -23,18 +23,18 @@ CHIP8_REFERENCE_NAME = chip8_candidate.CANDIDATE_NAME
 def reference_candidate_spec(platform: str = "dmg") -> CandidateSpec:
     """The reference candidate, run as a script so it starts without importing playproof.
 
-    Only the script (for CHIP-8: its folder, script and interpreter) and the
-    interpreter's folders are visible in the jail; where those folders hold
-    the package (a wheel install), the jail covers its corpus data folder,
-    answers included.
+    Only the script (for CHIP-8: its folder, script and interpreter, and the
+    Game Boy script whose request loop it shares) and the interpreter's
+    folders are visible in the jail; where those folders hold the package (a
+    wheel install), the jail covers its corpus data folder, answers included.
     """
-    if platform == "chip8":
-        script = Path(chip8_candidate.__file__).resolve()
-        return CandidateSpec(
-            command=(sys.executable, "-I", str(script)),
-            read_only=(*python_paths(), script.parent),
-        )
     script = Path(reference_candidate.__file__).resolve()
+    if platform == "chip8":
+        chip8_script = Path(chip8_candidate.__file__).resolve()
+        return CandidateSpec(
+            command=(sys.executable, "-I", str(chip8_script)),
+            read_only=(*python_paths(), chip8_script.parent, script),
+        )
     return CandidateSpec(
         command=(sys.executable, "-I", str(script)),
         read_only=(*python_paths(), script),

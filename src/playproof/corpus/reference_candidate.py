@@ -4,12 +4,16 @@ It generates the expected answers of shipped corpora and is the candidate of
 the end-to-end tests. Run it as ``python -m playproof.corpus.reference_candidate``
 or, faster to start, as a script path (it imports only the standard library and
 PyBoy, so it never pays for importing playproof itself).
+
+Its request loop (:func:`serve_lines`) and the replies every candidate shares
+also serve the CHIP-8 reference candidate, which imports this file beside its own.
 """
 
 from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 # Copies of playproof.corpus._wire (a test keeps them equal): importing the
@@ -107,7 +111,8 @@ class Machine:
         return bytes(shades)
 
 
-def _int(text: str, low: int, high: int) -> int:
+def parse_int(text: str, low: int, high: int) -> int:
+    """A request's number (decimal or ``0x``-style) in ``low..high``, else ProtocolFault."""
     try:
         value = int(text, 0)
     except ValueError:
@@ -117,8 +122,14 @@ def _int(text: str, low: int, high: int) -> int:
     return value
 
 
-def _data(payload: bytes) -> Reply:
+def data_reply(payload: bytes) -> Reply:
+    """A ``DATA`` reply: its header line, then the payload."""
     return b"DATA %d\n" % len(payload) + payload
+
+
+def hello_reply(candidate: str) -> Reply:
+    """The reply to ``HELLO``: the protocol name and version, then the candidate's name."""
+    return b"OK %s/%d %s\n" % (PROTOCOL_NAME.encode(), PROTOCOL_VERSION, candidate.encode())
 
 
 class Session:
@@ -137,13 +148,9 @@ class Session:
         """The reply to one request line split into words."""
         verb, args = words[0], words[1:]
         if verb == "HELLO":
-            return b"OK %s/%d %s\n" % (
-                PROTOCOL_NAME.encode(),
-                PROTOCOL_VERSION,
-                CANDIDATE_NAME.encode(),
-            )
+            return hello_reply(CANDIDATE_NAME)
         if verb == "LOAD" and len(args) == 1:
-            size = _int(args[0], 1, MAX_ROM_BYTES)
+            size = parse_int(args[0], 1, MAX_ROM_BYTES)
             rom = self.stdin.read(size)
             if len(rom) != size:
                 raise ProtocolFault("ROM truncated")
@@ -152,21 +159,21 @@ class Session:
             self.machine = Machine(rom)
             return b"OK\n"
         if verb == "FRAMES" and len(args) == 1:
-            self._need().run_frames(_int(args[0], 0, 10_000_000))
+            self._need().run_frames(parse_int(args[0], 0, 10_000_000))
             return b"OK\n"
         if verb == "CYCLES" and len(args) == 1:
-            cycles = _int(args[0], 0, 10_000_000 * CYCLES_PER_FRAME)
+            cycles = parse_int(args[0], 0, 10_000_000 * CYCLES_PER_FRAME)
             # PyBoy steps whole frames; round up so at least the cycles asked for run.
             self._need().run_frames(-(-cycles // CYCLES_PER_FRAME))
             return b"OK\n"
         if verb == "RUNBP" and len(args) == 1:
-            return self._run_to_breakpoint(_int(args[0], 0, 10_000_000 * CYCLES_PER_FRAME))
+            return self._run_to_breakpoint(parse_int(args[0], 0, 10_000_000 * CYCLES_PER_FRAME))
         if verb == "SERIAL" and not args:
             machine = self._need()
             machine._drain()
             payload = bytes(machine.serial)
             machine.serial.clear()
-            return _data(payload)
+            return data_reply(payload)
         if verb == "REGS" and not args:
             regs = self._need().pyboy.register_file
             names = ("A", "F", "B", "C", "D", "E")
@@ -177,13 +184,13 @@ class Session:
             parts += [f"SP={int(regs.SP) & 0xFFFF:04x}", f"PC={int(regs.PC) & 0xFFFF:04x}"]
             return ("OK " + " ".join(parts) + "\n").encode()
         if verb == "MEM" and len(args) == 2:
-            address = _int(args[0], 0, 0xFFFF)
-            length = _int(args[1], 0, min(MAX_DATA_BYTES, 0x10000 - address))
+            address = parse_int(args[0], 0, 0xFFFF)
+            length = parse_int(args[1], 0, min(MAX_DATA_BYTES, 0x10000 - address))
             memory = self._need().pyboy.memory
             # PyBoy refuses an empty slice.
-            return _data(bytes(memory[address : address + length]) if length else b"")
+            return data_reply(bytes(memory[address : address + length]) if length else b"")
         if verb == "SCREEN" and not args:
-            return _data(self._need().screen())
+            return data_reply(self._need().screen())
         if verb in ("PRESS", "RELEASE") and len(args) == 1:
             button = args[0].lower()
             if button not in BUTTONS:
@@ -206,9 +213,17 @@ class Session:
         return b"OK LIMIT\n"
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Answer requests until ``QUIT`` or end of input; the exit status."""
-    session = Session(stdin)
+def serve_lines(
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    handle: Callable[[list[str]], Reply],
+    faults: tuple[type[Exception], ...] = (ProtocolFault,),
+) -> int:
+    """Answer request lines with ``handle`` until ``QUIT`` or end of input; the exit status.
+
+    A line over :data:`MAX_LINE_BYTES` ends the loop with status 2; an exception
+    of ``faults`` raised by ``handle`` becomes an ``ERR`` reply and the loop goes on.
+    """
     while True:
         line = stdin.readline(MAX_LINE_BYTES + 1)
         if not line:
@@ -226,11 +241,16 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
             return 0
         else:
             try:
-                reply = session.handle(words)
-            except ProtocolFault as fault:
+                reply = handle(words)
+            except faults as fault:
                 reply = f"ERR {str(fault)[:200]}\n".encode("ascii", errors="replace")
         stdout.write(reply)
         stdout.flush()
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Answer requests until ``QUIT`` or end of input; the exit status."""
+    return serve_lines(stdin, stdout, Session(stdin).handle)
 
 
 def skip_optional_imports() -> None:

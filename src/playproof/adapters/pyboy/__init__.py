@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
+from playproof.adapters.options import validate_options
 from playproof.adapters.pyboy._game import ADAPTER_VERSION, VOCABULARY, PyBoyGame
 from playproof.adapters.pyboy._options import Channel, PyBoyOptions
 from playproof.adapters.pyboy._roms import checked_rom, corpus_rom
-from playproof.errors import TargetError
 
 __all__ = [
     "ADAPTER_VERSION",
@@ -31,12 +29,5 @@ __all__ = [
 
 def make_game(**options: Any) -> PyBoyGame:
     """Build a PyBoy session from JSON options (the worker factory ``...pyboy:make_game``)."""
-    try:
-        parsed = PyBoyOptions.model_validate(options)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise TargetError(f"invalid PyBoy options: {problems}") from None
+    parsed = validate_options(PyBoyOptions, options, "PyBoy")
     return PyBoyGame(parsed)

@@ -1,8 +1,9 @@
 """The CHIP-8 reference candidate: the corpus line protocol on top of ``machine.Chip8``.
 
 Run it as a script (``python -I candidate.py``): it then imports ``machine``
-from its own folder and nothing of playproof, so a fresh process is ready in
-the time Python takes to start. It speaks protocol version 1 with the CHIP-8
+from its own folder, the request loop from ``reference_candidate`` in the folder
+above, and nothing of playproof, so a fresh process is ready in the time Python
+takes to start. It speaks protocol version 1 with the CHIP-8
 requests of PROTOCOL.md: ``PLATFORM chip8 <ipf>``, ``LOAD``, ``POKE``,
 ``FRAMES``, ``SCREEN``, ``REGS``, ``MEM``, ``PRESS``/``RELEASE`` and ``QUIT``.
 """
@@ -20,13 +21,30 @@ if __package__:
         Chip8,
         Chip8Fault,
     )
-else:  # run as a script: the interpreter sits next to this file
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from playproof.corpus.reference_candidate import (
+        MAX_DATA_BYTES,
+        ProtocolFault,
+        data_reply,
+        hello_reply,
+        parse_int,
+        serve_lines,
+    )
+else:  # run as a script: the interpreter sits next to this file, the request loop above it
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
     from machine import (  # type: ignore[no-redef,import-not-found]
         MAX_PROGRAM_BYTES,
         MEMORY_BYTES,
         Chip8,
         Chip8Fault,
+    )
+    from reference_candidate import (  # type: ignore[no-redef,import-not-found]
+        MAX_DATA_BYTES,
+        ProtocolFault,
+        data_reply,
+        hello_reply,
+        parse_int,
+        serve_lines,
     )
 
 __all__ = [
@@ -39,11 +57,7 @@ __all__ = [
     "serve",
 ]
 
-# Copies of playproof.corpus._wire (a test keeps them equal).
-PROTOCOL_NAME: Final = "playproof-corpus"
-PROTOCOL_VERSION: Final = 1
-MAX_LINE_BYTES: Final = 256
-MAX_DATA_BYTES: Final = 65536
+# A copy of playproof.corpus._wire (a test keeps them equal).
 CHIP8_KEYS: Final = "0123456789abcdef"
 
 CANDIDATE_NAME: Final = "chip8-reference"
@@ -53,29 +67,11 @@ MAX_IPF: Final = 1000
 MAX_FRAMES: Final = 1_000_000
 
 
-class ProtocolFault(Exception):
-    """A request this candidate cannot honour; answered with ``ERR``."""
-
-
-def _int(text: str, low: int, high: int) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise ProtocolFault(f"not a number: {text[:32]}") from None
-    if not low <= value <= high:
-        raise ProtocolFault(f"{value} is outside {low}..{high}")
-    return value
-
-
 def _key(text: str) -> int:
     key = text.lower()
     if len(key) != 1 or key not in CHIP8_KEYS:
         raise ProtocolFault(f"unknown CHIP-8 key {text[:16]} (one hex digit 0-f)")
     return CHIP8_KEYS.index(key)
-
-
-def _data(payload: bytes) -> bytes:
-    return b"DATA %d\n" % len(payload) + payload
 
 
 class Session:
@@ -95,32 +91,28 @@ class Session:
         """The reply to one request line split into words."""
         verb, args = words[0], words[1:]
         if verb == "HELLO":
-            return b"OK %s/%d %s\n" % (
-                PROTOCOL_NAME.encode(),
-                PROTOCOL_VERSION,
-                CANDIDATE_NAME.encode(),
-            )
+            return hello_reply(CANDIDATE_NAME)
         if verb == "PLATFORM" and args and args[0] == "chip8" and len(args) <= 2:
-            self.ipf = _int(args[1], 1, MAX_IPF) if len(args) == 2 else DEFAULT_IPF
+            self.ipf = parse_int(args[1], 1, MAX_IPF) if len(args) == 2 else DEFAULT_IPF
             return b"OK\n"
         if verb == "PLATFORM":
             raise ProtocolFault(f"only CHIP-8 here, not {' '.join(args)[:32]}")
         if verb == "LOAD" and len(args) == 1:
-            size = _int(args[0], 1, MAX_PROGRAM_BYTES)
+            size = parse_int(args[0], 1, MAX_PROGRAM_BYTES)
             rom = self.stdin.read(size)
             if len(rom) != size:
                 raise ProtocolFault("ROM truncated")
             self.machine = Chip8(rom)
             return b"OK\n"
         if verb == "POKE" and len(args) == 2:
-            address = _int(args[0], 0, MEMORY_BYTES - 1)
-            self._need().memory[address] = _int(args[1], 0, 255)
+            address = parse_int(args[0], 0, MEMORY_BYTES - 1)
+            self._need().memory[address] = parse_int(args[1], 0, 255)
             return b"OK\n"
         if verb == "FRAMES" and len(args) == 1:
-            self._need().run_frames(_int(args[0], 0, MAX_FRAMES), self.ipf)
+            self._need().run_frames(parse_int(args[0], 0, MAX_FRAMES), self.ipf)
             return b"OK\n"
         if verb == "SCREEN" and not args:
-            return _data(bytes(self._need().display))
+            return data_reply(bytes(self._need().display))
         if verb == "REGS" and not args:
             machine = self._need()
             parts = [f"V{n:X}={value:02x}" for n, value in enumerate(machine.v)]
@@ -128,9 +120,9 @@ class Session:
             parts += [f"DT={machine.delay:02x}", f"ST={machine.sound:02x}"]
             return ("OK " + " ".join(parts) + "\n").encode()
         if verb == "MEM" and len(args) == 2:
-            address = _int(args[0], 0, MEMORY_BYTES - 1)
-            length = _int(args[1], 0, min(MAX_DATA_BYTES, MEMORY_BYTES - address))
-            return _data(bytes(self._need().memory[address : address + length]))
+            address = parse_int(args[0], 0, MEMORY_BYTES - 1)
+            length = parse_int(args[1], 0, min(MAX_DATA_BYTES, MEMORY_BYTES - address))
+            return data_reply(bytes(self._need().memory[address : address + length]))
         if verb in ("PRESS", "RELEASE") and len(args) == 1:
             machine = self._need()
             key = _key(args[0])
@@ -144,29 +136,7 @@ class Session:
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Answer requests until ``QUIT`` or end of input; the exit status."""
-    session = Session(stdin)
-    while True:
-        line = stdin.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return 0
-        if not line.endswith(b"\n") or len(line) > MAX_LINE_BYTES:
-            stdout.write(b"ERR request line too long\n")
-            stdout.flush()
-            return 2
-        words = line.decode("ascii", errors="replace").split()
-        if not words:
-            reply = b"ERR empty request\n"
-        elif words == ["QUIT"]:
-            stdout.write(b"OK\n")
-            stdout.flush()
-            return 0
-        else:
-            try:
-                reply = session.handle(words)
-            except (ProtocolFault, Chip8Fault) as fault:
-                reply = f"ERR {str(fault)[:200]}\n".encode("ascii", errors="replace")
-        stdout.write(reply)
-        stdout.flush()
+    return serve_lines(stdin, stdout, Session(stdin).handle, (ProtocolFault, Chip8Fault))
 
 
 def main() -> None:
