@@ -127,3 +127,20 @@ def test_write_memory_checks_the_count(serve: Callable[..., CommandClient]) -> N
     client = serve(lambda text: [b"WRITE_CORE_MEMORY c014 1"])
     with pytest.raises(TargetError, match="did not write 2 bytes"):
         client.write_memory(0xC014, b"\x01\x00")
+
+
+def test_a_late_reply_for_another_address_is_skipped(
+    serve: Callable[..., CommandClient],
+) -> None:
+    # The reply to the first request arrives only after the second was sent (a
+    # slow or repeated datagram): it must be skipped, not taken as the answer.
+    held: list[bytes] = []
+
+    def late(text: str) -> list[bytes]:
+        replies = held[:] + _memory(text)
+        held[:] = _memory(text)
+        return replies
+
+    client = serve(late)
+    assert client.read_memory(0xC000, 1) == b"\x00"
+    assert client.read_memory(0xC001, 1) == b"\x01"

@@ -18,10 +18,12 @@ one button of the emulated joypad, held until the next datagram for it.
 
 from __future__ import annotations
 
+import functools
 import re
 import socket
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from playproof.errors import TargetError
@@ -115,6 +117,15 @@ def parse_memory_reply(text: str, address: int, length: int) -> bytes:
     return bytes(int(v, 16) for v in values)
 
 
+def _for_another_address(address: int, text: str) -> bool:
+    """True when a memory reply names an address other than ``address`` (a stale reply)."""
+    parts = text.split()
+    try:
+        return len(parts) > 1 and int(parts[1], 16) != address
+    except ValueError:
+        return False  # unreadable: parse_memory_reply names the problem
+
+
 def free_udp_port() -> int:
     """A loopback UDP port free right now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -153,8 +164,18 @@ class CommandClient:
         finally:
             self._socket.settimeout(self.timeout)
 
-    def request(self, command: str, *, timeout: float | None = None) -> str:
-        """Send ``command`` and return its reply text (bounded in size and time)."""
+    def request(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        stale: Callable[[str], bool] | None = None,
+    ) -> str:
+        """Send ``command`` and return its reply text (bounded in size and time).
+
+        A reply for which ``stale`` is true answers an earlier request (a late or
+        repeated datagram) and is skipped, like any datagram not from RetroArch.
+        """
         self._drain()
         self.send(command)
         head = command.split(" ", 1)[0]
@@ -180,7 +201,7 @@ class CommandClient:
             if len(data) > MAX_REPLY_BYTES:
                 raise TargetError(f"RetroArch's reply to {head} is over {MAX_REPLY_BYTES} bytes")
             text = data.decode("ascii", errors="replace")
-            if text.startswith(head):
+            if text.startswith(head) and not (stale is not None and stale(text)):
                 return text
 
     def status(self, *, timeout: float | None = None) -> Status:
@@ -192,7 +213,10 @@ class CommandClient:
         out = bytearray()
         while length > 0:
             chunk = min(length, MAX_READ_BYTES)
-            reply = self.request(f"READ_CORE_MEMORY {address:x} {chunk}")
+            reply = self.request(
+                f"READ_CORE_MEMORY {address:x} {chunk}",
+                stale=functools.partial(_for_another_address, address),
+            )
             out += parse_memory_reply(reply, address, chunk)
             address, length = address + chunk, length - chunk
         return bytes(out)
