@@ -23,6 +23,7 @@ Every error playproof raises on purpose derives from :class:`PlayproofError`::
     ├── SigningKeyError             a signing key cannot be read or is of the wrong kind
     ├── LogError                    a transparency log was asked for a leaf or size it lacks
     ├── ServiceError                the proof service refused a request or could not be reached
+    ├── PolicyError                 a policy envelope refused before anything ran (mainnet guard)
     └── NotSupportedError           a feature that is declared but not built yet
 
 Verifiers do not raise on hostile input: they return a report whose checks say
@@ -49,6 +50,7 @@ __all__ = [
     "NotSupportedError",
     "ObservationError",
     "PlayproofError",
+    "PolicyError",
     "RunCancelled",
     "RunError",
     "TargetError",
@@ -159,6 +161,10 @@ class LogError(PlayproofError):
 
 class ServiceError(PlayproofError):
     """The proof service refused a request, answered badly, or could not be reached in time."""
+
+
+class PolicyError(PlayproofError):
+    """A policy envelope refused a deployment before anything ran (e.g. the mainnet guard)."""
 
 
 class NotSupportedError(PlayproofError):

@@ -21,6 +21,8 @@ from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord
 from playproof.engine import SignedLedger
+from playproof.matrix import MatrixSpec
+from playproof.policy.envelope import PolicyEnvelope
 from playproof.sign import Envelope, Statement
 from playproof.targets import TargetSpec
 from playproof.transparency import ConsistencyProof, InclusionProof, TreeHead
@@ -53,6 +55,8 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "log-tree-head": _model(TreeHead),
     "log-inclusion-proof": _model(InclusionProof),
     "log-consistency-proof": _model(ConsistencyProof),
+    "matrix-spec": _model(MatrixSpec),
+    "policy-envelope": _model(PolicyEnvelope),
 }
 """Schema file stem -> generator."""
 

@@ -213,11 +213,12 @@ class Service:
             headers={"Authorization": f"Bearer {token}", **headers},
         )
 
-    def verdict(self, run_id: str) -> dict[str, Any]:
-        """The run's status once it is no longer pending (bounded wait)."""
+    def verdict(self, run_id: str, token: str | None = None) -> dict[str, Any]:
+        """The run's status once it is no longer pending (bounded wait; ``token`` reads it)."""
         deadline = time.monotonic() + VERDICT_WAIT_S
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         while True:
-            answer = self.client.get(f"/api/v1/runs/{run_id}").json()
+            answer = self.client.get(f"/api/v1/runs/{run_id}", headers=headers).json()
             if answer["status"] != "pending" or time.monotonic() > deadline:
                 return dict(answer)
             time.sleep(0.05)

@@ -131,10 +131,152 @@ def test_uploads_without_a_valid_token_are_401(
         "/api/v1/cats/replay_integrity/nope",
         "/api/v1/cats/no_such_group/nope",
         "/api/v1/nowhere",
+        "/api/v1/deployments/0123456789abcdef0123456789abcdef",
+        "/api/v1/deployments/%00",
+        "/api/v1/deployments/" + "d" * 500,
+        "/api/v1/leaderboards/native/nope",
+        "/api/v1/leaderboards/native",
+        "/api/v1/leaderboards/" + "x" * 300 + "/y",
+        "/api/v1/challenges/0123456789abcdef0123456789abcdef",
+        "/api/v1/challenges/%00/leaderboard",
+        "/api/v1/grades/nope",
+        "/api/v1/verifier/grades/0123456789abcdef0123456789abcdef",
+        "/api/v1/log/head?size=5",
+        "/api/v1/log/inclusion?leaf=0",
+        "/api/v1/log/consistency?first=3&second=1",
     ],
 )
 def test_unknown_ids_and_routes_are_404(service: Service, path: str) -> None:
     assert_problem(service.client.get(path), 404)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/leaderboards/native/2048?limit=0",
+        "/api/v1/leaderboards/native/2048?limit=201",
+        "/api/v1/leaderboards/native/2048?offset=-1",
+        "/api/v1/leaderboards/native/2048?limit=abc",
+        "/api/v1/leaderboards/native/2048?offset=99999999999999999999999",
+        "/api/v1/log/head?size=-1",
+        "/api/v1/log/consistency?first=1",
+        "/api/v1/log/consistency?first=x&second=1",
+        "/api/v1/log/inclusion?leaf=-3",
+        "/api/v1/runs?deployment=" + "z" * 100,
+    ],
+)
+def test_out_of_bounds_query_parameters_are_422(service: Service, path: str) -> None:
+    method = "POST" if path.startswith("/api/v1/runs") else "GET"
+    response = service.client.request(method, path, headers={"Authorization": "Bearer pp_x"})
+    assert_problem(response, 401 if method == "POST" else 422)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"{",
+        b"[]",
+        b'{"target": 5}',
+        b'{"target": "native/2048", "configuration": []}',
+        b'{"target": "native/2048", "extra": true}',
+        b'{"target": "native/2048", "runtime": "elsewhere"}',
+        b'{"target": "native/2048", "version": "not hex"}',
+        b'{"target": "' + b"x" * 500 + b'"}',
+        b'{"target": "native/2048", "configuration": {"a": NaN}}',
+        b'{"target": "native/2048", "configuration": {"a": 1e999}}',
+        b'{"target": "native/2048", "configuration": {"a": 123456789012345678901234567890}}',
+        b'{"target": "native/2048", "policy_envelope": {"a": NaN}}',
+    ],
+)
+def test_malformed_deployments_are_422_problems(service: Service, token: str, body: bytes) -> None:
+    response = service.client.post(
+        "/api/v1/deployments",
+        content=body,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert_problem(response, 422)
+
+
+def test_a_deeply_nested_deployment_body_is_a_400_problem(service: Service, token: str) -> None:
+    response = service.client.post(
+        "/api/v1/deployments",
+        content=b"[" * 5000 + b"]" * 5000,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert_problem(response, 400)
+
+
+def test_an_oversized_deployment_body_is_413(service: Service, token: str) -> None:
+    body = b'{"target": "native/2048", "configuration": {"a": "' + b"x" * MAX_REQUEST_BYTES + b'"}}'
+    response = service.client.post(
+        "/api/v1/deployments",
+        content=body,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert_problem(response, 413)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{}",
+        b'{"target": "native/2048", "seeds": [], "budget_usd": 1, '
+        b'"opens_at": "2026-01-01T00:00:00Z", "closes_at": "2027-01-01T00:00:00Z"}',
+        b'{"target": "native/2048", "seeds": [-1], "budget_usd": 1, '
+        b'"opens_at": "2026-01-01T00:00:00Z", "closes_at": "2027-01-01T00:00:00Z"}',
+        b'{"target": "native/2048", "seeds": [1], "budget_usd": 1, '
+        b'"opens_at": "2026-01-01T00:00:00", "closes_at": "2027-01-01T00:00:00Z"}',
+        b'{"target": "native/2048", "seeds": [1], "budget_usd": 1, '
+        b'"opens_at": "2027-01-01T00:00:00Z", "closes_at": "2026-01-01T00:00:00Z"}',
+        b'{"target": "native/nope", "seeds": [1], "budget_usd": 1, '
+        b'"opens_at": "2026-01-01T00:00:00Z", "closes_at": "2027-01-01T00:00:00Z"}',
+    ],
+)
+def test_malformed_challenges_are_422_problems(service: Service, body: bytes) -> None:
+    from playproof.service.owners.services import find_owner
+
+    admin = service.owner("root")
+    with service.sessions() as session:
+        find_owner(session, "root").admin = True
+        session.commit()
+    response = service.client.post(
+        "/api/v1/challenges",
+        content=body,
+        headers={"Authorization": f"Bearer {admin}", "Content-Type": "application/json"},
+    )
+    assert_problem(response, 422)
+
+
+@pytest.mark.parametrize("body", [b"", b"{", b"[]", b'{"payload": 1}', b"[" * 5000 + b"]" * 5000])
+def test_malformed_grade_uploads_are_422_problems(
+    service: Service, token: str, body: bytes
+) -> None:
+    response = service.client.post(
+        "/api/v1/grades", content=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert_problem(response, 422)
+
+
+def test_an_oversized_grade_upload_is_413(service: Service, token: str) -> None:
+    limit = service.client.app.state.service.settings.max_upload_bytes  # type: ignore[attr-defined]
+    response = service.client.post(
+        "/api/v1/grades",
+        content=b"x",
+        headers={"Authorization": f"Bearer {token}", "Content-Length": str(limit + 1)},
+    )
+    assert_problem(response, 413)
+
+
+def test_a_run_naming_an_unknown_deployment_is_404(
+    service: Service, token: str, signed_2048: bytes
+) -> None:
+    response = service.client.post(
+        "/api/v1/runs?deployment=0123456789abcdef0123456789abcdef",
+        content=signed_2048,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert_problem(response, 404)
 
 
 def test_an_unknown_check_group_of_a_known_run_is_404(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -63,7 +64,8 @@ from playproof.core.canonical import parse_json
 from playproof.core.record import RunRecord, RunSettings, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.engine import DEFAULT_MAX_TURNS, TurnReport
-from playproof.errors import FormatError, PlayproofError
+from playproof.errors import FormatError, PlayproofError, RunError
+from playproof.exec import BatchVerdict, verify_many
 from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, parse_envelope, sign_record
 from playproof.targets import Target, list_targets, read_contract
 
@@ -88,6 +90,34 @@ _state: dict[str, bool] = {"json": False, "debug": False}
 
 KeyDir = Annotated[Path, typer.Option("--key-dir", help="Folder of the signing key pair.")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+class ExecutorName(StrEnum):
+    """Where whole episodes run (the executors :mod:`playproof.exec` knows)."""
+
+    LOCAL = "local"
+    SERIAL = "serial"
+    RAY = "ray"
+
+
+Executor = Annotated[
+    ExecutorName,
+    typer.Option("--executor", help="Where episodes run: local pool, serial, or a Ray cluster."),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="HOST:PORT",
+        help="Join the Ray cluster whose head is here (with --executor ray; default: start a "
+        "local Ray).",
+    ),
+]
+
+
+def say_retried(message: str) -> None:
+    """Print an executor's retry notice (a task sent again after its worker died) on stderr."""
+    say_error("retried", message)
 
 
 @app.callback()
@@ -488,7 +518,13 @@ def _untrusted_signer(report: VerificationReport) -> bool:
 
 @app.command()
 def verify(
-    record: Annotated[Path, typer.Argument(help="Signed record (DSSE envelope JSON).")],
+    records: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RECORD...",
+            help="Signed record (DSSE envelope JSON); several, or folders of them, for a batch.",
+        ),
+    ],
     key: Annotated[
         list[Path] | None, typer.Option("--key", "-k", help="Trusted public key file (repeatable).")
     ] = None,
@@ -504,14 +540,49 @@ def verify(
     ] = None,
     contract: ContractFile = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
+    executor: Executor = ExecutorName.LOCAL,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Batch: records at once (default: every core)."),
+    ] = None,
+    ray_address: RayAddress = None,
     json_output: JsonFlag = False,
+    cross: Annotated[
+        str | None,
+        typer.Option(
+            "--cross",
+            metavar="EMULATOR",
+            help="Also replay the inputs on another emulator (pyboy, retroarch): "
+            "agreement per channel.",
+        ),
+    ] = None,
 ) -> None:
     """Check the signature and replay the record; exit 0 only when clean.
 
     A record played on an ad-hoc target needs --contract; a gb: record is
     replayed on the ROM file it names, or on --target gb:FILE, whose SHA-256
-    must be the recorded one.
+    must be the recorded one. Several records, or a folder of them, are a
+    batch: each is replayed as one task on --executor, with a summary; exit 0
+    only when every one is clean.
     """
+    if len(records) > 1 or records[0].is_dir():
+        if target is not None or contract is not None or cross is not None:
+            raise RunError(
+                "--target, --contract and --cross name one record's game; verify it alone"
+            )
+        _verify_batch(
+            records,
+            trusted_keys(key or [], key_dir),
+            unsigned=unsigned,
+            executor=executor,
+            jobs=jobs,
+            address=ray_address,
+            json_output=json_output,
+        )
+        return
+    if executor != ExecutorName.LOCAL or ray_address is not None or jobs is not None:
+        raise RunError("--executor, --jobs and --ray-address apply to a batch of records")
+    record = records[0]
     pinned = read_contract(contract) if contract else None
     data = read_document(record)
     if unsigned:
@@ -522,13 +593,96 @@ def verify(
         report = verify_signed(
             data, trusted_keys(key or [], key_dir), target=target, worker=worker, contract=pinned
         )
+    crossed = None
+    if cross is not None and report.clean:
+        from playproof.exec._cross import cross_of_document  # local: launches emulators
+
+        keys = None if unsigned else trusted_keys(key or [], key_dir)
+        crossed = cross_of_document(data, cross, keys, contract=pinned)
     if _wants_json(json_output):
-        _emit(_report_json(report))
+        shown = _report_json(report)
+        if crossed is not None:
+            shown["cross"] = crossed.as_json()
+        _emit(shown)
     else:
         _print_report(report)
         if _untrusted_signer(report):
             console.print(line("hint: ", KEY_HINT.format(key_dir=key_dir)))
-    if not report.clean:
+        if crossed is not None:
+            from playproof.exec._cross import cross_lines
+
+            for text in cross_lines(crossed):
+                console.print(text, markup=False, highlight=False)
+    if not report.clean or (crossed is not None and not crossed.agrees):
+        raise typer.Exit(EXIT_REJECTED)
+
+
+def _batch_row(verdict: BatchVerdict) -> dict[str, Any]:
+    report = verdict.report
+    score = report.score
+    return {
+        "file": str(verdict.path),
+        "verdict": report.verdict,
+        "clean": report.clean,
+        "score": score.text if score is not None else None,
+        "reasons": [f"{c.id}: {c.reason}" for c in report.failed()],
+    }
+
+
+def _verify_batch(
+    records: list[Path],
+    keys: list[Any],
+    *,
+    unsigned: bool,
+    executor: str,
+    jobs: int | None,
+    address: str | None,
+    json_output: bool,
+) -> None:
+    """Verify many records on an executor; print one line each and a summary."""
+    quiet = _wants_json(json_output)
+    retried: list[str] = []
+
+    def on_retry(message: str) -> None:
+        retried.append(message)
+        say_retried(message)
+
+    progress = progress_bar(quiet, transient=True, status=False)
+    task = progress.add_task("verifying records", total=None)
+    with progress:
+        verdicts = verify_many(
+            records,
+            keys,
+            executor=executor,
+            jobs=jobs,
+            address=address,
+            unsigned=unsigned,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+            on_retry=on_retry,
+        )
+    rows = [_batch_row(v) for v in verdicts]
+    clean = sum(1 for r in rows if r["clean"])
+    if quiet:
+        _emit(
+            {
+                "records": rows,
+                "total": len(rows),
+                "clean": clean,
+                "rejected": len(rows) - clean,
+                "retried": len(retried),
+            }
+        )
+    else:
+        table = Table(title=data(f"verification of {len(rows)} records"))
+        for column in ("record", "verdict", "score", "reason"):
+            table.add_column(column)
+        for entry in rows:
+            mark = styled("clean", "green") if entry["clean"] else styled(entry["verdict"], "red")
+            row(table, entry["file"], mark, entry["score"] or "-", "; ".join(entry["reasons"]))
+        console.print(table)
+        retries = f"; {len(retried)} tasks retried after a worker died" if retried else ""
+        console.print(line(styled(f"{clean} of {len(rows)}", "bold"), f" records clean{retries}"))
+    if clean < len(rows):
         raise typer.Exit(EXIT_REJECTED)
 
 

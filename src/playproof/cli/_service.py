@@ -33,11 +33,15 @@ service_app = typer.Typer(help="Administer the proof service.", no_args_is_help=
 owner_app = typer.Typer(help="Owners who may upload.", no_args_is_help=True)
 token_app = typer.Typer(help="Owners' API tokens.", no_args_is_help=True)
 key_app = typer.Typer(help="Owners' signer keys.", no_args_is_help=True)
+challenge_app = typer.Typer(
+    help="Challenges: a target, seeds, a budget, a window.", no_args_is_help=True
+)
 app.add_typer(db_app, name="db")
 app.add_typer(service_app, name="service")
 service_app.add_typer(owner_app, name="owner")
 service_app.add_typer(token_app, name="token")
 service_app.add_typer(key_app, name="key")
+service_app.add_typer(challenge_app, name="challenge")
 
 HTTP_TIMEOUT_S = 30.0
 """How long one request to the service may take."""
@@ -120,6 +124,9 @@ def owner_add(
     contact: Annotated[
         str | None, typer.Option(help="Private contact (never served).", show_default=False)
     ] = None,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="May add challenges through the API.")
+    ] = False,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Add an owner who may upload signed records."""
@@ -127,6 +134,7 @@ def owner_add(
 
     with _admin_sessions(database_url)() as session:
         owner = add_owner(session, name, contact)
+        owner.admin = admin
         session.commit()
         console.print(line("owner ", styled(owner.name, "bold"), " added"))
 
@@ -159,6 +167,80 @@ def key_add(
         add_key(session, find_owner(session, owner), key)
         session.commit()
     console.print(line("key ", styled(key.key_id[:16], "bold"), f"... registered to {owner}"))
+
+
+MAX_SEEDS_TEXT = 64 * 1024
+"""The longest --seeds list the command reads."""
+
+
+def _parse_seeds(text: str) -> list[int]:
+    """Seeds as ``1,2,5-9`` (ranges included); ServiceError for anything else."""
+    if len(text) > MAX_SEEDS_TEXT:
+        raise ServiceError(f"--seeds is longer than {MAX_SEEDS_TEXT} characters")
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        low, dash, high = part.partition("-")
+        try:
+            if dash:
+                first, last = int(low), int(high)
+                if last < first or last - first > 100_000:
+                    raise ValueError(part)
+                seeds.extend(range(first, last + 1))
+            else:
+                seeds.append(int(part))
+        except ValueError:
+            raise ServiceError(
+                f"--seeds: {part[:40]!r} is not a seed or a range like 5-9"
+            ) from None
+    return seeds
+
+
+def _moment(text: str, option: str) -> Any:
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ServiceError(
+            f"{option} {text[:40]!r} is not an ISO 8601 time such as 2027-01-01T00:00:00Z"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@challenge_app.command("add")
+def challenge_add(
+    target: Annotated[str, typer.Argument(help="Packaged target, e.g. native/2048.")],
+    seeds: Annotated[str, typer.Option(help="Seed set: 1,2,5-9.")],
+    budget: Annotated[float, typer.Option(help="Budget in USD a run may declare at most.")],
+    opens: Annotated[str, typer.Option(help="Window start (ISO 8601; UTC if no zone).")],
+    closes: Annotated[str, typer.Option(help="Window end (ISO 8601; UTC if no zone).")],
+    database_url: DatabaseUrl = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Open a challenge on TARGET: runs on its seeds, within its budget, uploaded in its window."""
+    from playproof.service.deployments.services import registry_targets, sync_targets
+    from playproof.service.leaderboards.services import add_challenge
+
+    with _admin_sessions(database_url)() as session:
+        sync_targets(session, registry_targets())
+        made = add_challenge(
+            session,
+            target,
+            _parse_seeds(seeds),
+            budget,
+            _moment(opens, "--opens"),
+            _moment(closes, "--closes"),
+        )
+        challenge_id = made.id
+    if _wants_json(json_output):
+        _emit(
+            {
+                "id": challenge_id,
+                "leaderboard_url": f"/api/v1/challenges/{challenge_id}/leaderboard",
+            }
+        )
+    else:
+        console.print(line("challenge ", styled(challenge_id, "bold"), f" on {target} added"))
 
 
 def _answer(response: httpx.Response) -> Any:

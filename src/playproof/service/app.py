@@ -22,6 +22,10 @@ from playproof.service.db import (
     session_factory,
     upgrade,
 )
+from playproof.service.deployments import routes as deployment_routes
+from playproof.service.deployments.services import registry_targets, sync_targets
+from playproof.service.grades import routes as grade_routes
+from playproof.service.leaderboards import routes as leaderboard_routes
 from playproof.service.log import routes as log_routes
 from playproof.service.log.services import load_log_key
 from playproof.service.problems import Problem, install_problem_handlers
@@ -30,10 +34,12 @@ from playproof.service.runs import routes as run_routes
 from playproof.service.runs.tasks import ReplayQueue, make_replay_pool
 from playproof.service.settings import MAX_REQUEST_BYTES, ServiceSettings
 from playproof.service.state import ServiceState
+from playproof.service.web import install_web
 
 __all__ = ["create_app", "prepare_database"]
 
-UPLOAD_PATH = "/api/v1/runs"
+UPLOAD_PATHS = frozenset({"/api/v1/runs", "/api/v1/grades"})
+"""Routes that bound their own (larger) bodies."""
 
 
 def prepare_database(settings: ServiceSettings) -> None:
@@ -56,7 +62,8 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     """The app serving ``settings``; replays go to ``executor`` (default: its own pool).
 
     The database must be migrated already (:func:`prepare_database`). On start
-    the app resumes every run left pending.
+    the app refreshes the targets table from the registry and resumes every
+    run and grade left pending.
     """
 
     @asynccontextmanager
@@ -64,6 +71,8 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
         log_key = load_log_key(settings.log_key_file) if settings.log_key_file else None
         engine = make_engine(settings.database_url)
         sessions = session_factory(engine)
+        with sessions() as session:
+            sync_targets(session, registry_targets())
         pool = executor if executor is not None else make_replay_pool(settings.replay_workers)
         queue = ReplayQueue(
             sessions, pool, delay_s=settings.replay_delay_s, log=log_key is not None
@@ -94,7 +103,7 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     ) -> Response:
         # Uploads bound themselves (a larger limit, read in chunks); everything
         # else is refused by its declared length before any of it is read.
-        if request.url.path != UPLOAD_PATH:
+        if request.url.path not in UPLOAD_PATHS:
             declared = request.headers.get("content-length")
             if declared is not None and (
                 not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES
@@ -107,4 +116,8 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     app.include_router(run_routes.router)
     app.include_router(proof_routes.router)
     app.include_router(log_routes.router)
+    app.include_router(deployment_routes.router)
+    app.include_router(leaderboard_routes.router)
+    app.include_router(grade_routes.router)
+    install_web(app, settings)
     return app

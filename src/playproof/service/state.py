@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from playproof.service.db import read_only
+from playproof.service.log.services import LogCache
 from playproof.service.runs.tasks import ReplayQueue
 from playproof.service.settings import ServiceSettings
 from playproof.sign import SigningKey
@@ -26,6 +27,7 @@ class ServiceState:
     sessions: sessionmaker[Session]
     queue: ReplayQueue
     log_key: SigningKey | None
+    log_cache: LogCache = field(default_factory=LogCache)
 
 
 def service_state(request: Request) -> ServiceState:

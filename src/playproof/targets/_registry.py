@@ -139,7 +139,13 @@ class Target:
 
 
 # The library each optional extra brings, checked before a game starts.
-_EXTRA_LIBRARIES = {"ale": "ale_py", "gym": "gymnasium", "retro": "stable_retro", "pyboy": "pyboy"}
+_EXTRA_LIBRARIES = {
+    "ale": "ale_py",
+    "gym": "gymnasium",
+    "retro": "stable_retro",
+    "pyboy": "pyboy",
+    "solana": "solders",
+}
 
 
 def _load_factory(spec: str) -> Any:

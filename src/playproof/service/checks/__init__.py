@@ -1,18 +1,12 @@
-"""Check groups: named groups of checks recomputed from stored evidence by fixed code.
+"""The service's check groups, recomputed from stored evidence by fixed code.
 
-Each check has a stable id and a fixed explanation for pass and for fail; a
-check whose precondition failed fails too, saying which one. The groups read
-only a run record and a verification report (no database, no network).
+The framework is :mod:`playproof.checks` (pure: no database, no HTTP); the
+groups here read only a run record and a verification report
+(:class:`StoredEvidence`).
 """
 
-from playproof.service.checks.framework import (
-    CheckGroup,
-    CheckOutcome,
-    CheckSpec,
-    GroupResult,
-    StoredEvidence,
-    run_group,
-)
+from playproof.checks import CheckGroup, CheckOutcome, CheckSpec, GroupResult, run_group
+from playproof.service.checks.evidence import StoredEvidence
 from playproof.service.checks.groups import GROUPS, group_named
 
 __all__ = [

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from playproof.checks import CheckGroup, CheckSpec
 from playproof.core.record import StopReason
-from playproof.service.checks.framework import CheckGroup, CheckSpec, StoredEvidence
+from playproof.service.checks.evidence import StoredEvidence
 
 __all__ = ["GROUPS", "LIMITS_AND_ACCOUNTING", "REPLAY_INTEGRITY", "group_named"]
 
@@ -63,7 +64,7 @@ def _replay_integrity(evidence: StoredEvidence) -> Mapping[str, bool]:
     return {"report-stored": True, **decided}
 
 
-REPLAY_INTEGRITY = CheckGroup(
+REPLAY_INTEGRITY: CheckGroup[StoredEvidence] = CheckGroup(
     name="replay_integrity",
     title="The server replayed the signed record and the verifier's checks passed",
     checks=_replay_specs(),
@@ -110,7 +111,7 @@ def _limits_and_accounting(evidence: StoredEvidence) -> Mapping[str, bool]:
 
 _NEEDS_RECORD = ("record-readable",)
 
-LIMITS_AND_ACCOUNTING = CheckGroup(
+LIMITS_AND_ACCOUNTING: CheckGroup[StoredEvidence] = CheckGroup(
     name="limits_and_accounting",
     title="The run kept its declared limits and its totals add up",
     checks=(
@@ -159,10 +160,10 @@ LIMITS_AND_ACCOUNTING = CheckGroup(
     evaluate=_limits_and_accounting,
 )
 
-GROUPS: tuple[CheckGroup, ...] = (REPLAY_INTEGRITY, LIMITS_AND_ACCOUNTING)
+GROUPS: tuple[CheckGroup[StoredEvidence], ...] = (REPLAY_INTEGRITY, LIMITS_AND_ACCOUNTING)
 """Every published group, in the order a proof document lists them."""
 
 
-def group_named(name: str) -> CheckGroup | None:
+def group_named(name: str) -> CheckGroup[StoredEvidence] | None:
     """The group called ``name``, or None."""
     return next((g for g in GROUPS if g.name == name), None)

@@ -9,6 +9,7 @@ newest leaf was appended, so reading never changes what is served.
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,17 +17,32 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from playproof.service.log.models import LogLeaf
+from playproof.service.problems import Problem
 from playproof.sign import SigningKey
 from playproof.transparency import (
+    ConsistencyProof,
     InclusionProof,
     MerkleTree,
     TreeHead,
+    consistency_proof_document,
     inclusion_proof_document,
     record_leaf_hash,
     sign_tree_head,
 )
 
-__all__ = ["append_verified", "as_utc", "leaf_of", "load_log_key", "tree_head", "inclusion"]
+__all__ = [
+    "LOAD_BATCH",
+    "LogCache",
+    "append_verified",
+    "as_utc",
+    "inclusion",
+    "leaf_of",
+    "load_log_key",
+    "tree_head",
+]
+
+LOAD_BATCH = 10_000
+"""Leaves read from the database per query when the cached tree catches up."""
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -59,30 +75,109 @@ def leaf_of(session: Session, run_id: str) -> LogLeaf | None:
     return session.scalar(select(LogLeaf).where(LogLeaf.run_id == run_id))
 
 
-def _tree(session: Session) -> tuple[MerkleTree, datetime | None]:
-    leaves = list(
-        session.execute(
-            select(LogLeaf.record_digest, LogLeaf.created_at).order_by(LogLeaf.leaf_index)
-        )
-    )
-    tree = MerkleTree(record_leaf_hash(digest) for digest, _ in leaves)
-    newest = max((as_utc(at) for _, at in leaves), default=None)
-    return tree, newest
+class LogCache:
+    """The log's Merkle tree, kept in the process and extended with new leaves only.
+
+    The log is append only, so the cached tree is always a prefix of the
+    stored one. Each read counts the stored leaves in the caller's session;
+    when the database is ahead (this process or another one appended), only
+    the missing leaves are read and appended. Proofs and heads are then
+    served for the size the caller's session sees, which the cached tree
+    answers for any size up to its own. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tree = MerkleTree()
+        self._stamps: list[int] = []
+        """For each size ``n`` > 0, the head timestamp: the newest append among the first n."""
+
+    @property
+    def size(self) -> int:
+        """How many leaves are cached."""
+        return self._tree.size
+
+    def sync(self, session: Session) -> int:
+        """Catch up with the leaves ``session`` sees; the stored size."""
+        # The newest index, not a count: an index lookup on both databases
+        # (indices have no gaps: each is the count when it was appended).
+        newest = session.scalar(select(func.max(LogLeaf.leaf_index)))
+        stored = 0 if newest is None else int(newest) + 1
+        with self._lock:
+            while self._tree.size < stored:
+                start = self._tree.size
+                rows = session.execute(
+                    select(LogLeaf.leaf_index, LogLeaf.record_digest, LogLeaf.created_at)
+                    .where(LogLeaf.leaf_index >= start, LogLeaf.leaf_index < stored)
+                    .order_by(LogLeaf.leaf_index)
+                    .limit(LOAD_BATCH)
+                ).all()
+                if not rows or [r[0] for r in rows] != list(range(start, start + len(rows))):
+                    raise Problem(409, "log-damaged", "the stored log has a gap; it is damaged")
+                self._tree.extend(record_leaf_hash(r[1]) for r in rows)
+                newest = self._stamps[-1] if self._stamps else 0
+                for row in rows:
+                    newest = max(newest, int(as_utc(row[2]).timestamp() * 1000))
+                    self._stamps.append(newest)
+        return stored
+
+    def _size(self, session: Session, size: int | None) -> int:
+        stored = self.sync(session)
+        if size is None:
+            return stored
+        if not 0 <= size <= stored:
+            raise Problem(404, "unknown-tree-size", f"the log holds {stored} leaves, not {size}")
+        return size
+
+    def head(self, session: Session, key: SigningKey, size: int | None = None) -> TreeHead:
+        """The signed head of the first ``size`` leaves (default: all the session sees).
+
+        The same size always gets the same head: its timestamp is the time
+        the newest of its leaves was appended.
+        """
+        return self._signed_head(key, self._size(session, size))
+
+    def _signed_head(self, key: SigningKey, size: int) -> TreeHead:
+        with self._lock:
+            root = self._tree.root(size)
+            stamp = self._stamps[size - 1] if size else 0
+        return sign_tree_head(key, tree_size=size, root_hash=root, timestamp=stamp)
+
+    def inclusion(
+        self, session: Session, leaf_index: int, key: SigningKey, size: int | None = None
+    ) -> tuple[TreeHead, InclusionProof]:
+        """The signed head of ``size`` leaves and the inclusion proof of ``leaf_index`` in it."""
+        size = self._size(session, size)
+        if not 0 <= leaf_index < size:
+            raise Problem(
+                404, "unknown-leaf", f"leaf {leaf_index} is not in a tree of {size} leaves"
+            )
+        head = self._signed_head(key, size)
+        with self._lock:
+            proof = inclusion_proof_document(self._tree, key.key_id, leaf_index, size)
+        return head, proof
+
+    def consistency(
+        self, session: Session, key: SigningKey, first: int, second: int
+    ) -> ConsistencyProof:
+        """The consistency proof from the tree of ``first`` leaves to the tree of ``second``."""
+        stored = self.sync(session)
+        if not 0 <= first <= second <= stored:
+            raise Problem(
+                404,
+                "unknown-tree-size",
+                f"need 0 <= first <= second <= {stored} (the log's size), "
+                f"got first={first}, second={second}",
+            )
+        with self._lock:
+            return consistency_proof_document(self._tree, key.key_id, first, second)
 
 
-def _head(tree: MerkleTree, newest: datetime | None, key: SigningKey) -> TreeHead:
-    stamp = int(newest.timestamp() * 1000) if newest is not None else 0
-    return sign_tree_head(key, tree_size=tree.size, root_hash=tree.root(), timestamp=stamp)
-
-
-def tree_head(session: Session, key: SigningKey) -> TreeHead:
+def tree_head(session: Session, key: SigningKey, cache: LogCache | None = None) -> TreeHead:
     """The signed head of the whole log now."""
-    tree, newest = _tree(session)
-    return _head(tree, newest, key)
+    return (cache or LogCache()).head(session, key)
 
 
 def inclusion(session: Session, leaf: LogLeaf, key: SigningKey) -> tuple[TreeHead, InclusionProof]:
     """The current signed head and the inclusion proof of ``leaf`` in it."""
-    tree, newest = _tree(session)
-    proof = inclusion_proof_document(tree, key.key_id, leaf.leaf_index, tree.size)
-    return _head(tree, newest, key), proof
+    return LogCache().inclusion(session, leaf.leaf_index, key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from playproof.service.db import Base, utc_now
@@ -23,6 +23,8 @@ class Owner(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(MAX_OWNER_NAME_CHARS), unique=True)
     contact: Mapped[str | None] = mapped_column(String(MAX_CONTACT_CHARS))
+    admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    """An administrator may create challenges through the API."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
 
 

@@ -11,7 +11,7 @@ from playproof.service.owners.services import MAX_TOKEN_CHARS, owner_for_token
 from playproof.service.problems import Problem
 from playproof.service.state import service_state
 
-__all__ = ["AuthenticatedOwner", "authenticated_owner"]
+__all__ = ["AuthenticatedOwner", "admin_owner", "authenticated_owner", "optional_owner"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class AuthenticatedOwner:
 
     id: int
     name: str
+    admin: bool = False
 
 
 def authenticated_owner(request: Request) -> AuthenticatedOwner:
@@ -35,4 +36,19 @@ def authenticated_owner(request: Request) -> AuthenticatedOwner:
         owner = owner_for_token(session, token)
         if owner is None:
             raise Problem(401, "unauthenticated", "the API token is not valid")
-        return AuthenticatedOwner(id=owner.id, name=owner.name)
+        return AuthenticatedOwner(id=owner.id, name=owner.name, admin=bool(owner.admin))
+
+
+def optional_owner(request: Request) -> AuthenticatedOwner | None:
+    """The owner of the request's bearer token, None without one; 401 for a bad token."""
+    if not request.headers.get("authorization"):
+        return None
+    return authenticated_owner(request)
+
+
+def admin_owner(request: Request) -> AuthenticatedOwner:
+    """An administrator's token; 401 without a valid token, 403 for an owner who is not one."""
+    owner = authenticated_owner(request)
+    if not owner.admin:
+        raise Problem(403, "admin-only", "only an administrator may do this")
+    return owner

@@ -8,21 +8,22 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from playproof.service.checks import GroupResult
+from playproof.service.deployments.labels import TrustLabelName
 from playproof.transparency import InclusionProof, TreeHead
 
 __all__ = [
     "DecisionBlock",
+    "DeploymentBlock",
     "EvidenceBlock",
     "LineageBlock",
     "ProofDocument",
     "RunBlock",
     "RunStatusDocument",
     "TransparencyBlock",
-    "TrustLabel",
 ]
 
-TrustLabel = Literal["benchmarked_canonical_template", "uncalibrated"]
-"""``benchmarked_canonical_template``: a packaged target with a calibrated contract."""
+Status = Literal["pending", "verified", "rejected", "failed"]
+"""``failed``: the replay itself kept raising; ``error_kind`` says how."""
 
 
 class _Public(BaseModel):
@@ -33,9 +34,11 @@ class RunStatusDocument(_Public):
     """Where the service is with a run; ``status`` is apart from the run's ``stop_reason``."""
 
     id: str
-    status: Literal["pending", "verified", "rejected"]
+    status: Status
     stop_reason: str | None
     failed_checks: list[str]
+    error_kind: str | None
+    trust_label: TrustLabelName
     submitted_at: datetime
     finished_at: datetime | None
     proof_url: str
@@ -45,7 +48,7 @@ class RunBlock(_Public):
     """The run's public fields, as the signed record states them (and the verified score)."""
 
     id: str
-    status: Literal["pending", "verified", "rejected"]
+    status: Status
     target: str | None
     game_id: str
     platform: str
@@ -68,15 +71,36 @@ class RunBlock(_Public):
     finished_at: datetime | None
 
 
+class DeploymentBlock(_Public):
+    """The deployment a run was played on; its configuration itself stays private."""
+
+    id: str
+    target: str
+    template_version: str
+    """The target's build digest when the deployment was made."""
+    customized: bool
+    configuration_sha256: str
+    has_policy_envelope: bool
+    trust_label: TrustLabelName
+    created_at: datetime
+
+
 class LineageBlock(_Public):
-    """Where the target comes from; deployments are not recorded yet (``deployment`` null)."""
+    """Where the run comes from: the target, the deployment (null: none named), the label.
+
+    ``template`` and ``template_version`` are the packaged target and its
+    build as the deployment recorded them at deploy time (else as the record
+    pins them). A deployment never inherits its template's scores.
+    """
 
     target: str | None
     build_digest: str
     contract_hash: str
-    trust_label: TrustLabel
-    deployment: None
-    note: str
+    calibrated: bool | None
+    template: str | None
+    template_version: str
+    trust_label: TrustLabelName
+    deployment: DeploymentBlock | None
 
 
 class DecisionBlock(_Public):

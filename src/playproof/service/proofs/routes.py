@@ -8,9 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from sqlalchemy.orm import Session
 
 from playproof.service.checks import GroupResult, group_named
+from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
 from playproof.service.problems import Problem, problem_responses
 from playproof.service.proofs.models import ProofDocument
-from playproof.service.proofs.services import group_result, proof_document
+from playproof.service.proofs.services import check_run_read, group_result, proof_document
 from playproof.service.runs.services import get_run
 from playproof.service.state import read_session, service_state
 
@@ -19,28 +20,38 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api/v1", tags=["proofs"])
 
 ReadSession = Annotated[Session, Depends(read_session)]
+Viewer = Annotated[AuthenticatedOwner | None, Depends(optional_owner)]
 
 
 @router.get(
     "/verifier/runs/{run_id}",
     response_model=ProofDocument,
-    responses=problem_responses(404, 409),
+    responses=problem_responses(401, 403, 404, 409, 422),
     summary="The public proof document of a run",
 )
-def proof(run_id: str, request: Request, session: ReadSession) -> ProofDocument:
-    """``run``, ``lineage``, ``evidence``, ``cats`` and ``transparency`` of one run."""
-    return proof_document(session, get_run(session, run_id), service_state(request).log_key)
+def proof(run_id: str, request: Request, session: ReadSession, viewer: Viewer) -> ProofDocument:
+    """``run``, ``lineage``, ``evidence``, ``cats`` and ``transparency`` of one run.
+
+    A customized instance's proof is its owner's only (401 without a token,
+    403 with another owner's).
+    """
+    run = get_run(session, run_id)
+    check_run_read(run, viewer.id if viewer else None)
+    state = service_state(request)
+    return proof_document(session, run, state.log_key, state.log_cache)
 
 
 @router.get(
     "/cats/{group}/{run_id}",
     response_model=GroupResult,
-    responses=problem_responses(404),
+    responses=problem_responses(401, 403, 404, 422),
     summary="One check group of a run",
 )
-def cats(group: str, run_id: str, session: ReadSession) -> GroupResult:
-    """One check group decided on the run's stored evidence."""
+def cats(group: str, run_id: str, session: ReadSession, viewer: Viewer) -> GroupResult:
+    """One check group decided on the run's stored evidence (read access as for the proof)."""
     found = group_named(group)
     if found is None:
         raise Problem(404, "unknown-check-group", f"no check group named {group[:64]!r}")
-    return group_result(get_run(session, run_id), found)
+    run = get_run(session, run_id)
+    check_run_read(run, viewer.id if viewer else None)
+    return group_result(run, found)

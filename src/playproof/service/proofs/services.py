@@ -2,36 +2,53 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
-from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from playproof.core.record import RunRecord
 from playproof.service.checks import GROUPS, CheckGroup, GroupResult, StoredEvidence, run_group
-from playproof.service.log.services import as_utc, inclusion, leaf_of
+from playproof.service.deployments.models import Deployment
+from playproof.service.deployments.services import require_read
+from playproof.service.log.services import LogCache, as_utc, leaf_of
 from playproof.service.problems import Problem
 from playproof.service.proofs.models import (
     DecisionBlock,
+    DeploymentBlock,
     EvidenceBlock,
     LineageBlock,
     ProofDocument,
     RunBlock,
     RunStatusDocument,
+    Status,
     TransparencyBlock,
 )
 from playproof.service.runs.models import Run
 from playproof.service.runs.services import signed_record, stored_report
 from playproof.sign import SigningKey
 
-__all__ = ["group_result", "proof_document", "status_document", "verifier_version"]
+__all__ = [
+    "check_run_read",
+    "group_result",
+    "proof_document",
+    "status_document",
+    "verifier_version",
+]
 
-NO_DEPLOYMENT = "deployments are not recorded yet: the lineage names the packaged target only"
 
-Status = Literal["pending", "verified", "rejected"]
+def check_run_read(run: Run, viewer: int | None) -> None:
+    """Refuse ``viewer`` (an owner id, None: anonymous) a run its trust label keeps from them.
+
+    A customized instance is its owner's only: 401 without credentials, 403
+    for another owner. Every read route about a run calls this first.
+    """
+    require_read(run.trust_label, run.owner_id, viewer, f"run {run.id}")
 
 
+@functools.cache
 def verifier_version() -> str:
-    """The version of playproof that replays uploads on this server."""
+    """The version of playproof that replays uploads on this server (read once: it is slow)."""
     try:
         return metadata.version("playproof")
     except metadata.PackageNotFoundError:
@@ -43,12 +60,14 @@ def _status(run: Run) -> Status:
         return "verified"
     if run.status == "rejected":
         return "rejected"
+    if run.status == "failed":
+        return "failed"
     return "pending"
 
 
-def status_document(run: Run) -> RunStatusDocument:
-    """Where the service is with ``run``."""
-    record = signed_record(run)
+def status_document(run: Run, record: RunRecord | None = None) -> RunStatusDocument:
+    """Where the service is with ``run`` (``record``: its signed record, when already read)."""
+    record = record if record is not None else signed_record(run)
     report = stored_report(run)
     failed = [f"{c.id}: {c.reason}" for c in report.failed()] if report is not None else []
     return RunStatusDocument(
@@ -56,6 +75,8 @@ def status_document(run: Run) -> RunStatusDocument:
         status=_status(run),
         stop_reason=record.stop_reason.value if record is not None else None,
         failed_checks=failed,
+        error_kind=run.error_kind,
+        trust_label=run.trust_label,  # type: ignore[arg-type]
         submitted_at=as_utc(run.created_at),
         finished_at=as_utc(run.finished_at) if run.finished_at else None,
         proof_url=f"/api/v1/verifier/runs/{run.id}",
@@ -66,31 +87,57 @@ def _evidence(run: Run) -> StoredEvidence:
     return StoredEvidence(record=signed_record(run), report=stored_report(run))
 
 
-def group_result(run: Run, group: CheckGroup) -> GroupResult:
+def group_result(run: Run, group: CheckGroup[StoredEvidence]) -> GroupResult:
     """One check group decided on the run's stored evidence."""
     return run_group(group, _evidence(run))
 
 
 def _transparency(
-    session: Session, run: Run, log_key: SigningKey | None
+    session: Session, run: Run, log_key: SigningKey | None, cache: LogCache | None
 ) -> TransparencyBlock | None:
     leaf = leaf_of(session, run.id) if log_key is not None else None
     if leaf is None or log_key is None:
         return None
-    head, proof = inclusion(session, leaf, log_key)
+    head, proof = (cache or LogCache()).inclusion(session, leaf.leaf_index, log_key)
     return TransparencyBlock(
         log_id=log_key.key_id, leaf_index=leaf.leaf_index, tree_head=head, inclusion_proof=proof
     )
 
 
-def proof_document(session: Session, run: Run, log_key: SigningKey | None) -> ProofDocument:
-    """The public proof document of ``run`` (its inclusion proof signed with ``log_key``)."""
+def _deployment_block(session: Session, run: Run) -> DeploymentBlock | None:
+    if run.deployment_id is None:
+        return None
+    deployment = session.get(Deployment, run.deployment_id)
+    if deployment is None:
+        return None
+    return DeploymentBlock(
+        id=deployment.id,
+        target=deployment.target_name,
+        template_version=deployment.template_version,
+        customized=deployment.customized,
+        configuration_sha256=deployment.configuration_sha256,
+        has_policy_envelope=deployment.policy_envelope is not None,
+        trust_label=deployment.trust_label,  # type: ignore[arg-type]
+        created_at=as_utc(deployment.created_at),
+    )
+
+
+def proof_document(
+    session: Session, run: Run, log_key: SigningKey | None, cache: LogCache | None = None
+) -> ProofDocument:
+    """The public proof document of ``run`` (its inclusion proof signed with ``log_key``).
+
+    ``cache`` is the service's Merkle tree cache (none: the tree is loaded
+    for this document). The caller checks read access first
+    (:func:`check_run_read`).
+    """
     evidence = _evidence(run)
     record, report = evidence.record, evidence.report
     if record is None:
         # Uploads are parsed before they are stored; an unreadable one is damage.
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
     score = report.score if report is not None else None
+    deployment = _deployment_block(session, run)
     last = record.decisions[-1] if record.decisions else None
     return ProofDocument(
         verifier_version=verifier_version(),
@@ -122,13 +169,15 @@ def proof_document(session: Session, run: Run, log_key: SigningKey | None) -> Pr
             target=record.target.name,
             build_digest=record.target.build_digest,
             contract_hash=record.target.contract_hash,
-            trust_label=(
-                "uncalibrated"
-                if record.target.calibrated is False
-                else "benchmarked_canonical_template"
+            calibrated=record.target.calibrated,
+            template=deployment.target if deployment is not None else record.target.name,
+            template_version=(
+                deployment.template_version
+                if deployment is not None
+                else record.target.build_digest
             ),
-            deployment=None,
-            note=NO_DEPLOYMENT,
+            trust_label=run.trust_label,  # type: ignore[arg-type]
+            deployment=deployment,
         ),
         evidence=EvidenceBlock(
             record_digest=run.record_digest,
@@ -147,5 +196,5 @@ def proof_document(session: Session, run: Run, log_key: SigningKey | None) -> Pr
             ),
         ),
         cats=[run_group(group, evidence) for group in GROUPS],
-        transparency=_transparency(session, run, log_key),
+        transparency=_transparency(session, run, log_key, cache),
     )

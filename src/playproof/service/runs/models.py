@@ -5,10 +5,21 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from playproof.service.db import Base, utc_now
+from playproof.service.deployments import models as _deployments  # noqa: F401  (runs name them)
 
 __all__ = ["Run", "RunStatus"]
 
@@ -22,6 +33,8 @@ class RunStatus(StrEnum):
     """The server's replay found the record clean."""
     REJECTED = "rejected"
     """The server's replay found the record not clean; the report says why."""
+    FAILED = "failed"
+    """The replay itself kept raising (``MAX_REPLAY_ATTEMPTS`` times); ``error_kind`` says how."""
 
 
 class Run(Base):
@@ -30,9 +43,14 @@ class Run(Base):
     ``envelope`` is the normalized DSSE envelope exactly as it is replayed;
     ``envelope_sha256`` its digest, which makes a repeated upload the same run.
     ``report`` is the verification report's JSON once the replay finished.
+    The columns after ``finished_at`` are read from the signed record at
+    upload (target, seed, budget, cost: None when a decision was unpriced) or
+    from the verified score; leaderboards sort on them without opening
+    envelopes.
     """
 
     __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_board", "target_name", "status", "trust_label"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("owners.id"), index=True)
@@ -45,3 +63,14 @@ class Run(Base):
     report: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    deployment_id: Mapped[str | None] = mapped_column(ForeignKey("deployments.id"), index=True)
+    trust_label: Mapped[str] = mapped_column(String(48))
+    target_name: Mapped[str | None] = mapped_column(String(128))
+    seed: Mapped[int | None] = mapped_column(BigInteger)
+    budget_usd: Mapped[float | None] = mapped_column(Float)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    earned: Mapped[int | None] = mapped_column(Integer)
+    earnable: Mapped[int | None] = mapped_column(Integer)
+    score_ratio: Mapped[float | None] = mapped_column(Float)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error_kind: Mapped[str | None] = mapped_column(String(64))

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from playproof.service.owners.routes import AuthenticatedOwner, authenticated_owner
+from playproof.service.owners.routes import (
+    AuthenticatedOwner,
+    authenticated_owner,
+    optional_owner,
+)
 from playproof.service.problems import Problem, problem_responses
 from playproof.service.proofs.models import RunStatusDocument
-from playproof.service.proofs.services import status_document
+from playproof.service.proofs.services import check_run_read, status_document
 from playproof.service.runs.services import get_run, ingest
 from playproof.service.state import read_session, service_state
 
-__all__ = ["read_bounded_body", "router"]
+__all__ = ["ENVELOPE_BODY", "read_bounded_body", "router"]
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
-_ENVELOPE_BODY: dict[str, Any] = {
+ENVELOPE_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "description": "A signed run record: a DSSE envelope (JSON).",
@@ -62,14 +66,18 @@ async def read_bounded_body(request: Request, limit: int) -> bytes:
     "",
     status_code=202,
     response_model=RunStatusDocument,
-    openapi_extra=_ENVELOPE_BODY,
-    responses=problem_responses(400, 401, 413, 422),
+    openapi_extra=ENVELOPE_BODY,
+    responses=problem_responses(400, 401, 403, 404, 413, 422),
     summary="Upload a signed record",
 )
 async def upload_run(
     request: Request,
     response: Response,
     owner: Annotated[AuthenticatedOwner, Depends(authenticated_owner)],
+    deployment: Annotated[
+        str | None,
+        Query(max_length=64, description="The id of the owner's deployment the run played on."),
+    ] = None,
 ) -> RunStatusDocument:
     """Check the signature now, store the run ``pending``, replay it in the background.
 
@@ -80,8 +88,8 @@ async def upload_run(
 
     def store() -> tuple[RunStatusDocument, bool]:
         with state.sessions() as session:
-            made = ingest(session, owner.id, body)
-            return status_document(made.run), made.created
+            made = ingest(session, owner.id, body, deployment_id=deployment)
+            return status_document(made.run, made.record), made.created
 
     document, created = await run_in_threadpool(store)
     if created:
@@ -94,11 +102,18 @@ async def upload_run(
 @router.get(
     "/{run_id}",
     response_model=RunStatusDocument,
-    responses=problem_responses(404),
+    responses=problem_responses(401, 403, 404, 422),
     summary="A run's verification status",
 )
 def run_status(
-    run_id: str, session: Annotated[Session, Depends(read_session)]
+    run_id: str,
+    session: Annotated[Session, Depends(read_session)],
+    viewer: Annotated[AuthenticatedOwner | None, Depends(optional_owner)],
 ) -> RunStatusDocument:
-    """``pending``, ``verified`` or ``rejected`` (apart from the run's own stop reason)."""
-    return status_document(get_run(session, run_id))
+    """``pending``, ``verified``, ``rejected`` or ``failed`` (apart from the run's stop reason).
+
+    A customized instance's status is its owner's only (401/403).
+    """
+    run = get_run(session, run_id)
+    check_run_read(run, viewer.id if viewer else None)
+    return status_document(run)

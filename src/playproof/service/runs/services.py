@@ -15,6 +15,8 @@ from playproof.core.record import RunRecord, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.errors import FormatError
 from playproof.service.db import utc_now
+from playproof.service.deployments.labels import TrustLabel, label_for_target
+from playproof.service.deployments.models import Deployment, Target
 from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
@@ -27,11 +29,13 @@ from playproof.sign import (
 )
 
 __all__ = [
+    "MAX_REPLAY_ATTEMPTS",
     "Ingested",
     "finish_run",
     "get_run",
     "ingest",
     "pending_run_ids",
+    "replay_raised",
     "signed_record",
     "stored_report",
 ]
@@ -41,21 +45,71 @@ _RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class Ingested:
-    """The run an upload produced, and whether it is new (False: the same envelope again)."""
+    """The run an upload produced, and whether it is new (False: the same envelope again).
 
-    __slots__ = ("created", "run")
+    ``record`` is the signed record as read at upload (the same for a repeat).
+    """
 
-    def __init__(self, run: Run, created: bool) -> None:
+    __slots__ = ("created", "record", "run")
+
+    def __init__(self, run: Run, created: bool, record: RunRecord | None = None) -> None:
         self.run = run
         self.created = created
+        self.record = record
 
 
-def ingest(session: Session, owner_id: int, body: bytes) -> Ingested:
+def _label(session: Session, record: RunRecord, deployment: Deployment | None) -> TrustLabel:
+    target = record.target
+    packaged = (
+        target.name is not None
+        and len(target.name) <= 128
+        and session.get(Target, target.name) is not None
+    )
+    label = label_for_target(
+        named=target.name is not None, packaged=packaged, calibrated=target.calibrated
+    )
+    if label is TrustLabel.CANONICAL and deployment is not None:
+        return TrustLabel(deployment.trust_label)
+    return label
+
+
+def _deployment_for(
+    session: Session, owner_id: int, record: RunRecord, deployment_id: str | None
+) -> Deployment | None:
+    if deployment_id is None:
+        return None
+    from playproof.service.deployments.services import get_deployment
+
+    deployment = get_deployment(session, deployment_id)
+    if deployment.owner_id != owner_id:
+        raise Problem(403, "not-your-deployment", "a run may only name its owner's deployment")
+    if record.target.name != deployment.target_name:
+        raise Problem(
+            422,
+            "deployment-mismatch",
+            f"the record plays {str(record.target.name)[:64]!r}, the deployment "
+            f"deploys {deployment.target_name!r}",
+        )
+    if record.target.build_digest != deployment.template_version:
+        raise Problem(
+            422,
+            "deployment-mismatch",
+            f"the record pins build {record.target.build_digest[:16]}..., the deployment "
+            f"was made at {deployment.template_version[:16]}...",
+        )
+    return deployment
+
+
+def ingest(
+    session: Session, owner_id: int, body: bytes, *, deployment_id: str | None = None
+) -> Ingested:
     """Check an upload's signature against the owner's keys and store it ``pending``.
 
     Refuses (422, naming the failing check) an envelope that is malformed or
-    not signed by one of the owner's registered keys. The same envelope sent
-    again returns the run it made the first time. Commits once.
+    not signed by one of the owner's registered keys, and (422, naming the
+    label) a record of an ``external_custom_runtime``. ``deployment_id``
+    names the owner's deployment the run was played on. The same envelope
+    sent again returns the run it made the first time. Commits once.
     """
     try:
         envelope = parse_envelope(body)
@@ -69,9 +123,18 @@ def ingest(session: Session, owner_id: int, body: bytes) -> Ingested:
         named = f"{failed.id}: {failed.reason}" if failed else "the signature does not verify"
         kind = failed.id if failed else "signature-valid"
         raise Problem(422, kind, named)
+    record = verdict.record
+    deployment = _deployment_for(session, owner_id, record, deployment_id)
+    label = _label(session, record, deployment)
+    if label is TrustLabel.EXTERNAL:
+        raise Problem(
+            422,
+            label.value,
+            f"{label.value}: the record names no target, so the service cannot replay it",
+        )
     existing = session.scalar(select(Run).where(Run.envelope_sha256 == digest))
     if existing is not None:
-        return Ingested(existing, created=False)
+        return Ingested(existing, created=False, record=record)
     subject = next(
         (s for s in _subjects(envelope.payload_bytes()) if s[0] == RUN_RECORD_SUBJECT), ("", "")
     )
@@ -82,8 +145,17 @@ def ingest(session: Session, owner_id: int, body: bytes) -> Ingested:
         envelope=normalized,
         record_digest=subject[1],
         key_id=verdict.key_id,
-        decision_count=len(verdict.record.decisions),
+        decision_count=len(record.decisions),
         status=RunStatus.PENDING.value,
+        deployment_id=deployment.id if deployment is not None else None,
+        trust_label=label.value,
+        target_name=record.target.name,
+        seed=record.seed,
+        budget_usd=record.limits.budget_usd,
+        cost_usd=(
+            record.accounting.spent_usd if record.accounting.unmeasured_decisions == 0 else None
+        ),
+        attempts=0,
     )
     session.add(run)
     try:
@@ -94,8 +166,8 @@ def ingest(session: Session, owner_id: int, body: bytes) -> Ingested:
         raced = session.scalar(select(Run).where(Run.envelope_sha256 == digest))
         if raced is None:
             raise
-        return Ingested(raced, created=False)
-    return Ingested(run, created=True)
+        return Ingested(raced, created=False, record=record)
+    return Ingested(run, created=True, record=record)
 
 
 def _subjects(payload: bytes) -> list[tuple[str, str]]:
@@ -136,11 +208,26 @@ def finish_run(
     transparency log in the same transaction: verified and logged, or neither.
     """
     status = RunStatus.VERIFIED if report.clean else RunStatus.REJECTED
+    score = report.score if report.clean else None
+    scored = (
+        {
+            "earned": score.earned,
+            "earnable": score.earnable,
+            "score_ratio": score.earned / score.earnable if score.earnable else 0.0,
+        }
+        if score is not None
+        else {}
+    )
     for attempt in range(MAX_APPEND_ATTEMPTS):
         result = session.execute(
             update(Run)
             .where(Run.id == run_id, Run.status == RunStatus.PENDING.value)
-            .values(status=status.value, report=report.model_dump_json(), finished_at=utc_now())
+            .values(
+                status=status.value,
+                report=report.model_dump_json(),
+                finished_at=utc_now(),
+                **scored,
+            )
         )
         changed = bool(getattr(result, "rowcount", 0))
         try:
@@ -155,6 +242,31 @@ def finish_run(
             if attempt == MAX_APPEND_ATTEMPTS - 1:
                 raise
     return False
+
+
+MAX_REPLAY_ATTEMPTS = 3
+"""How often a replay that raises is tried before the run is marked ``failed``."""
+MAX_ERROR_KIND_CHARS = 64
+
+
+def replay_raised(session: Session, run_id: str, error: BaseException) -> bool:
+    """Count a replay that raised; True when the run is now ``failed``, False to retry. Commits.
+
+    Only the error's kind (its class name) is kept, never its message or
+    traceback, which may quote server paths.
+    """
+    run = session.get(Run, run_id)
+    if run is None or run.status != RunStatus.PENDING.value:
+        session.rollback()
+        return True
+    run.attempts = (run.attempts or 0) + 1
+    run.error_kind = type(error).__name__[:MAX_ERROR_KIND_CHARS]
+    failed = run.attempts >= MAX_REPLAY_ATTEMPTS
+    if failed:
+        run.status = RunStatus.FAILED.value
+        run.finished_at = utc_now()
+    session.commit()
+    return failed
 
 
 def signed_record(run: Run) -> RunRecord | None:

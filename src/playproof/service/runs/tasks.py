@@ -19,13 +19,23 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from playproof.core.report import VerificationReport
 from playproof.service.db import read_only
+from playproof.service.grades.services import (
+    finish_grade,
+    get_grade,
+    grade_raised,
+    pending_grade_ids,
+    reverify_grade,
+)
 from playproof.service.owners.services import owner_keys
-from playproof.service.runs.services import finish_run, get_run, pending_run_ids
+from playproof.service.runs.services import finish_run, get_run, pending_run_ids, replay_raised
 from playproof.sign import VerifyingKey
 
 __all__ = ["ReplayQueue", "make_replay_pool", "replay_signed"]
 
 log = logging.getLogger("playproof.service")
+
+GRADE_PREFIX = "grade:"
+"""In-flight grades are keyed apart from runs."""
 
 
 def replay_signed(envelope: bytes, key_pems: tuple[bytes, ...], delay_s: float = 0.0) -> str:
@@ -81,13 +91,34 @@ class ReplayQueue:
             self._inflight[run_id] = future
         future.add_done_callback(partial(self._store, run_id))
 
+    def submit_grade(self, grade_id: str) -> None:
+        """Start the server's verification of a pending grade record."""
+        with read_only(self._sessions) as session:
+            grade = get_grade(session, grade_id)
+            envelope = grade.envelope
+            pems = tuple(key.to_pem() for key in owner_keys(session, grade.owner_id))
+        key = GRADE_PREFIX + grade_id
+        with self._lock:
+            if self._closed or key in self._inflight:
+                return
+            try:
+                future = self._executor.submit(reverify_grade, envelope, pems)
+            except RuntimeError as exc:
+                log.error("cannot start verifying grade %s: %s", grade_id, exc)
+                return
+            self._inflight[key] = future
+        future.add_done_callback(partial(self._store_grade, grade_id))
+
     def resume(self) -> int:
-        """Submit every run left pending (by a server that stopped); how many there were."""
+        """Submit every run and grade left pending (by a server that stopped); how many."""
         with read_only(self._sessions) as session:
             waiting = pending_run_ids(session)
+            grades = pending_grade_ids(session)
         for run_id in waiting:
             self.submit(run_id)
-        return len(waiting)
+        for grade_id in grades:
+            self.submit_grade(grade_id)
+        return len(waiting) + len(grades)
 
     def in_flight(self) -> int:
         """Replays submitted and not yet stored."""
@@ -104,6 +135,47 @@ class ReplayQueue:
         with self._storing:
             pass
 
+    def _store_grade(self, grade_id: str, future: Future[str]) -> None:
+        with self._lock:
+            self._inflight.pop(GRADE_PREFIX + grade_id, None)
+        if future.cancelled():
+            return
+        error = future.exception()
+        with self._storing:
+            if self._closed:
+                return
+            session = self._sessions()
+            try:
+                if error is None:
+                    report = VerificationReport.model_validate_json(future.result())
+                    finish_grade(session, grade_id, report)
+                    return
+                log.error("verifying grade %s raised %s", grade_id, type(error).__name__)
+                failed = grade_raised(session, grade_id, error)
+            except Exception:
+                log.exception("storing the verdict of grade %s failed; it stays pending", grade_id)
+                return
+            finally:
+                session.close()
+        if not failed:
+            self.submit_grade(grade_id)
+
+    def _count_failure(self, run_id: str, error: BaseException) -> None:
+        """Record a replay that raised; try again until the attempts run out."""
+        with self._storing:
+            if self._closed:
+                return  # still pending: the next start tries again
+            session = self._sessions()
+            try:
+                failed = replay_raised(session, run_id, error)
+            except Exception:
+                log.exception("recording the failed replay of run %s failed", run_id)
+                return
+            finally:
+                session.close()
+        if not failed:
+            self.submit(run_id)
+
     def _store(self, run_id: str, future: Future[str]) -> None:
         with self._lock:
             self._inflight.pop(run_id, None)
@@ -111,10 +183,14 @@ class ReplayQueue:
             return
         error = future.exception()
         if error is not None:
-            # The run stays pending and is tried again at the next start.
-            log.error("replay of run %s failed: %s: %s", run_id, type(error).__name__, error)
+            log.error("replay of run %s raised %s", run_id, type(error).__name__)
+            self._count_failure(run_id, error)
             return
-        report = VerificationReport.model_validate_json(future.result())
+        try:
+            report = VerificationReport.model_validate_json(future.result())
+        except ValueError as exc:
+            self._count_failure(run_id, exc)
+            return
         with self._storing:
             if self._closed:
                 return  # still pending: the next start replays it again

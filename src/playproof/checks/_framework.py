@@ -4,29 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from playproof.core.record import RunRecord
-from playproof.core.report import VerificationReport
+__all__ = ["CheckGroup", "CheckOutcome", "CheckSpec", "Evaluator", "GroupResult", "run_group"]
 
-__all__ = [
-    "CheckGroup",
-    "CheckOutcome",
-    "CheckSpec",
-    "GroupResult",
-    "StoredEvidence",
-    "run_group",
-]
-
-
-@dataclass(frozen=True)
-class StoredEvidence:
-    """What a group may read: the signed record and the stored verification report."""
-
-    record: RunRecord | None
-    report: VerificationReport | None
+E = TypeVar("E")
+"""The evidence a group decides from (a stored run, a policy-bound run's trace, ...)."""
 
 
 @dataclass(frozen=True)
@@ -39,22 +24,24 @@ class CheckSpec:
     requires: tuple[str, ...] = ()
 
 
-Evaluator = Callable[[StoredEvidence], Mapping[str, bool]]
+Evaluator = Callable[[E], Mapping[str, bool]]
 """Fixed code that decides every check of a group from the evidence."""
 
 
 @dataclass(frozen=True)
-class CheckGroup:
+class CheckGroup(Generic[E]):
     """A named group of checks and the code that decides them."""
 
     name: str
     title: str
     checks: tuple[CheckSpec, ...]
-    evaluate: Evaluator
+    evaluate: Callable[[E], Mapping[str, bool]]
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
         for spec in self.checks:
+            if spec.id in seen:
+                raise ValueError(f"{self.name}/{spec.id} is listed twice")
             missing = [r for r in spec.requires if r not in seen]
             if missing:
                 raise ValueError(f"{self.name}/{spec.id} requires {missing}, not checked before it")
@@ -82,8 +69,11 @@ class GroupResult(BaseModel):
     checks: list[CheckOutcome]
 
 
-def run_group(group: CheckGroup, evidence: StoredEvidence) -> GroupResult:
-    """Decide every check of ``group``; a failed precondition fails the checks that need it."""
+def run_group(group: CheckGroup[E], evidence: E) -> GroupResult:
+    """Decide every check of ``group``; a failed precondition fails the checks that need it.
+
+    A check the evaluator does not decide fails: only a decided ``True`` passes.
+    """
     decided = group.evaluate(evidence)
     outcomes: list[CheckOutcome] = []
     passed: dict[str, bool] = {}
@@ -92,7 +82,7 @@ def run_group(group: CheckGroup, evidence: StoredEvidence) -> GroupResult:
         if blocked is not None:
             ok, why = False, f"not checked: it needs {blocked}, which failed"
         else:
-            ok = bool(decided.get(spec.id, False))
+            ok = decided.get(spec.id, False) is True
             why = spec.passed if ok else spec.failed
         passed[spec.id] = ok
         outcomes.append(CheckOutcome(id=spec.id, passed=ok, explanation=why))

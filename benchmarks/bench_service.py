@@ -1,0 +1,333 @@
+"""The proof service over loopback HTTP: ingest rate, proof GET latency, replay throughput.
+
+The server runs in another process (uvicorn, ``playproof.service``), the
+client is httpx, on 127.0.0.1; SQLite and PostgreSQL side by side (PostgreSQL
+is started from the Debian binaries in a temporary folder, as the service
+tests do; it is skipped when they are not installed). Measured per database:
+
+- ``ingest``: signature-checked uploads of distinct signed 2048 records, one
+  client, uploads per second (the server's replays are held back meanwhile,
+  so the upload path alone is timed). Target: at least 200 records/s.
+- ``proof GET``: 10,000 verified, logged runs stored, then 8 concurrent
+  clients fetching random proof documents; p50 and p95 latency in ms.
+  Target: p95 at most 10 ms.
+- ``replay``: wall time for the server to verify a batch of uploaded records
+  with one replay worker, against ``playproof.verify_signed`` of the same
+  records run directly in this process, one after another (the baseline);
+  throughput ratio baseline/server. Target: at least 0.9x.
+
+Absolute figures depend on the machine; the ratio is measured in the same run.
+
+    python benchmarks/bench_service.py [runs_stored]
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+import playproof
+from playproof.core.record import RunRecord
+from playproof.service.db import make_engine, session_factory, upgrade
+from playproof.service.log.models import LogLeaf
+from playproof.service.owners.services import add_key, add_owner, create_token
+from playproof.service.runs.models import Run
+from playproof.sign import SigningKey
+
+STORED_RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+INGEST_UPLOADS = 300
+CLIENTS = 8
+GETS_PER_CLIENT = 250
+REPLAY_RECORDS = 12
+REPLAY_TURNS = 2_000
+REPLAY_DRIVER = "random-walk"
+INGEST_TARGET = 200.0
+P95_TARGET_MS = 10.0
+REPLAY_TARGET = 0.9
+READY_WAIT_S = 60.0
+VERDICT_WAIT_S = 600.0
+PG_TIMEOUT_S = 60
+
+LAUNCH = """
+import sys
+import uvicorn
+from playproof.service.app import create_app, prepare_database
+from playproof.service.settings import ServiceSettings
+settings = ServiceSettings(
+    database_url=sys.argv[1], replay_delay_s=float(sys.argv[3]), log_key_file=sys.argv[4]
+)
+prepare_database(settings)
+uvicorn.run(create_app(settings), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _server(url: str, folder: Path, delay_s: float = 0.0) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, url, str(port), str(delay_s), str(folder / "log.key")],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + READY_WAIT_S
+        while True:
+            try:
+                httpx.get(f"{base}/api/v1/log/head", timeout=2.0)
+                break
+            except httpx.HTTPError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the service did not start") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+@contextmanager
+def _postgres() -> Iterator[str | None]:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        yield None
+        return
+    binaries = found[-1].parent
+    root = os.geteuid() == 0
+    wrap = ["runuser", "-u", "postgres", "--"] if root else []
+    base = Path(tempfile.mkdtemp(prefix="playproof-bench-pg-"))
+    if root:
+        shutil.chown(base, "postgres", "postgres")
+    data, port = base / "data", _free_port()
+    subprocess.run(
+        [*wrap, str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"],
+        check=True,
+        capture_output=True,
+        timeout=PG_TIMEOUT_S,
+    )
+    ctl = str(binaries / "pg_ctl")
+    options = f"-h 127.0.0.1 -p {port} -k {base} -F"
+    subprocess.run(
+        [*wrap, ctl, "-D", str(data), "-l", str(base / "log"), "-w", "-o", options, "start"],
+        check=True,
+        capture_output=True,
+        timeout=PG_TIMEOUT_S,
+    )
+    try:
+        import psycopg
+
+        dsn = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            connection.execute("CREATE DATABASE bench")
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/bench"
+    finally:
+        subprocess.run(
+            [*wrap, ctl, "-D", str(data), "-m", "immediate", "-w", "stop"],
+            check=False,
+            capture_output=True,
+            timeout=PG_TIMEOUT_S,
+        )
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _variants(record: RunRecord, signer: SigningKey, count: int) -> list[bytes]:
+    data = record.to_json()
+    return [
+        playproof.sign_record(
+            RunRecord.model_validate({**data, "started_at": f"bench {uuid.uuid4().hex}"}), signer
+        ).to_bytes()
+        for _ in range(count)
+    ]
+
+
+def _setup(url: str, signer: SigningKey) -> str:
+    engine = make_engine(url)
+    upgrade(engine)
+    with session_factory(engine)() as session:
+        owner = add_owner(session, f"bench{uuid.uuid4().hex[:8]}")
+        add_key(session, owner, signer.verifying_key)
+        token = create_token(session, owner)
+        session.commit()
+    engine.dispose()
+    return token
+
+
+def _ingest(url: str, folder: Path, token: str, bodies: list[bytes]) -> float:
+    with _server(url, folder, delay_s=3600.0) as base, httpx.Client(timeout=30.0) as client:
+        headers = {"Authorization": f"Bearer {token}"}
+        client.post(f"{base}/api/v1/runs", content=bodies[0], headers=headers)  # warm up
+        start = time.perf_counter()
+        for body in bodies[1:]:
+            answer = client.post(f"{base}/api/v1/runs", content=body, headers=headers)
+            if answer.status_code != 202:
+                raise RuntimeError(f"upload refused: {answer.status_code} {answer.text[:200]}")
+        return (len(bodies) - 1) / (time.perf_counter() - start)
+
+
+def _fill(url: str, template: bytes, signer: SigningKey, count: int) -> list[str]:
+    """Store ``count`` verified, logged runs copied from one real upload (fast, in bulk)."""
+    report = playproof.verify_signed(template, signer.verifying_key).model_dump_json()
+    engine = make_engine(url)
+    sessions = session_factory(engine)
+    with sessions() as session:
+        model = session.query(Run).first()
+        if model is None:
+            raise RuntimeError("no uploaded run to copy")
+        columns = [c.name for c in Run.__table__.columns]
+        base = {c: getattr(model, c) for c in columns}
+        size = session.query(LogLeaf).count()
+        ids = [uuid.uuid4().hex for _ in range(count)]
+        for chunk in range(0, count, 1000):
+            for run_id in ids[chunk : chunk + 1000]:
+                fields = {"id": run_id, "envelope_sha256": uuid.uuid4().hex * 2}
+                session.add(Run(**{**base, **fields, "status": "verified", "report": report}))
+            session.flush()
+            for offset, run_id in enumerate(ids[chunk : chunk + 1000], start=chunk):
+                session.add(
+                    LogLeaf(
+                        leaf_index=size + offset, run_id=run_id, record_digest=model.record_digest
+                    )
+                )
+            session.flush()
+        session.commit()
+    engine.dispose()
+    return ids
+
+
+def _latencies(base: str, ids: list[str]) -> list[float]:
+    found: list[float] = []
+    lock = threading.Lock()
+
+    def client_loop(seed: int) -> None:
+        chooser = random.Random(seed)
+        mine = []
+        with httpx.Client(timeout=30.0) as client:
+            for _ in range(GETS_PER_CLIENT):
+                run_id = chooser.choice(ids)
+                start = time.perf_counter()
+                answer = client.get(f"{base}/api/v1/verifier/runs/{run_id}")
+                mine.append((time.perf_counter() - start) * 1000)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"GET {answer.status_code}")
+        with lock:
+            found.extend(mine)
+
+    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return found
+
+
+def _replay(
+    url: str, folder: Path, token: str, bodies: list[bytes], warm: list[bytes], signer: SigningKey
+) -> float:
+    playproof.verify_signed(warm[0], signer.verifying_key)  # imports, as the pool's warm-up
+    wall = time.perf_counter()
+    for body in bodies:
+        if not playproof.verify_signed(body, signer.verifying_key).clean:
+            raise RuntimeError("a benchmark record does not verify")
+    direct = time.perf_counter() - wall
+    with _server(url, folder) as base, httpx.Client(timeout=30.0) as client:
+        headers = {"Authorization": f"Bearer {token}"}
+
+        def upload_all(batch: list[bytes]) -> float:
+            wall = time.perf_counter()
+            ids = [
+                client.post(f"{base}/api/v1/runs", content=b, headers=headers).json()["id"]
+                for b in batch
+            ]
+            deadline = time.monotonic() + VERDICT_WAIT_S
+            for run_id in ids:
+                while client.get(f"{base}/api/v1/runs/{run_id}").json()["status"] == "pending":
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("replays did not finish")
+                    time.sleep(0.02)
+            return time.perf_counter() - wall
+
+        upload_all(warm)  # the replay process starts and imports on its first job
+        served = upload_all(bodies)
+    return direct / served
+
+
+def _measure(name: str, url: str, signer: SigningKey, small: list[bytes], big: list[bytes]) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="playproof-bench-"))
+    try:
+        token = _setup(url, signer)
+        rate = _ingest(url, folder, token, small)
+        _fill(url, small[0], signer, STORED_RUNS)
+        with _server(url, folder, delay_s=3600.0) as base:
+            engine = make_engine(url)
+            with session_factory(engine)() as session:
+                ids = [r for (r,) in session.query(Run.id).filter(Run.status == "verified")]
+            engine.dispose()
+            times = sorted(_latencies(base, ids))
+        p50 = statistics.median(times)
+        p95 = times[int(len(times) * 0.95) - 1]
+        ratio = _replay(url, folder, token, big[1:], big[:1], signer)
+        print(
+            f"{name:10s} ingest {rate:7.1f} records/s (target >= {INGEST_TARGET:.0f})  "
+            f"proof GET over {len(ids)} runs, {CLIENTS} clients: p50 {p50:.2f} ms, "
+            f"p95 {p95:.2f} ms (target <= {P95_TARGET_MS:.0f})  "
+            f"replay {ratio:.2f}x of verify_signed direct (target >= {REPLAY_TARGET})",
+            flush=True,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    signer = SigningKey.generate()
+    short = playproof.run("native/2048", playproof.BaselineDriver("round-robin"), max_turns=30)
+    long = playproof.run(
+        "native/2048",
+        playproof.BaselineDriver(REPLAY_DRIVER),
+        max_turns=REPLAY_TURNS,
+        stop_at_game_over=False,
+    )
+    small = _variants(short, signer, INGEST_UPLOADS + 1)
+    big = _variants(long, signer, REPLAY_RECORDS + 1)
+    print(
+        f"{INGEST_UPLOADS} uploads of {len(short.decisions)}-decision records; "
+        f"{STORED_RUNS} stored runs; replay of {REPLAY_RECORDS} records of "
+        f"{len(long.decisions)} decisions; the machine is shared, so absolute times vary",
+        flush=True,
+    )
+    folder = Path(tempfile.mkdtemp(prefix="playproof-bench-sqlite-"))
+    try:
+        _measure("sqlite", f"sqlite:///{folder / 'service.db'}", signer, small, big)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    with _postgres() as url:
+        if url is None:
+            print("postgresql: not installed (scripts/system-deps.sh installs it); skipped")
+        else:
+            _measure("postgresql", url, signer, small, big)
+
+
+if __name__ == "__main__":
+    main()

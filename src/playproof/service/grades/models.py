@@ -1,0 +1,33 @@
+"""Tables of the grades domain."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from playproof.service.db import Base, utc_now
+
+__all__ = ["Grade"]
+
+
+class Grade(Base):
+    """One uploaded signed grade record; ``status`` as for runs."""
+
+    __tablename__ = "grades"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("owners.id"), index=True)
+    envelope_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    record_digest: Mapped[str] = mapped_column(String(64))
+    key_id: Mapped[str] = mapped_column(String(64))
+    corpus_id: Mapped[str] = mapped_column(String(128))
+    corpus_digest: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), index=True, default="pending")
+    report: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error_kind: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

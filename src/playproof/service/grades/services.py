@@ -1,0 +1,199 @@
+"""Operations on grade records: ingest, re-verify on the server, read back (no HTTP here).
+
+An upload's signature is checked at once against the owner's keys
+(:func:`playproof.corpus.verify_grade`); the grade is stored ``pending`` and
+verified again in the replay executor, this time against the manifest of the
+shipped corpus the record names (when the service ships it), which adds the
+``corpus-pinned`` check. The verdict is then what ``playproof corpus
+verify-grade --manifest`` gives on the same record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from playproof.core.canonical import canonical_json, parse_json
+from playproof.core.report import VerificationReport
+from playproof.errors import FormatError
+from playproof.service.db import utc_now
+from playproof.service.grades.models import Grade
+from playproof.service.owners.services import owner_keys
+from playproof.service.problems import Problem
+from playproof.service.runs.models import RunStatus
+from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, parse_envelope
+
+if TYPE_CHECKING:
+    from playproof.corpus import GradeRecord
+
+__all__ = [
+    "MAX_GRADE_ATTEMPTS",
+    "finish_grade",
+    "get_grade",
+    "grade_raised",
+    "ingest_grade",
+    "pending_grade_ids",
+    "reverify_grade",
+    "stored_grade_record",
+    "stored_grade_report",
+]
+
+MAX_GRADE_ATTEMPTS = 3
+"""How often a re-verification that raises is tried before the grade is ``failed``."""
+_SIGNATURE_CHECKS = frozenset(
+    {"envelope-well-formed", "signature-valid", "statement-well-formed", "subjects-match"}
+)
+_GRADE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def ingest_grade(session: Session, owner_id: int, body: bytes) -> tuple[Grade, bool]:
+    """Check a signed grade record against the owner's keys and store it ``pending``.
+
+    Refuses (422, naming the failing check) an envelope that is malformed,
+    not signed by one of the owner's keys, or not a readable grade record.
+    The same envelope again is the same grade (``False``: not new). Commits.
+    """
+    from playproof.corpus import verify_grade
+
+    try:
+        envelope = parse_envelope(body)
+    except FormatError as exc:
+        raise Problem(422, "envelope-well-formed", f"envelope-well-formed: {exc}") from exc
+    normalized = envelope.to_bytes()
+    digest = hashlib.sha256(normalized).hexdigest()
+    report, record = verify_grade(normalized, owner_keys(session, owner_id))
+    failed = next(
+        (c for c in report.checks if not c.passed and c.id in _SIGNATURE_CHECKS), None
+    ) or next((c for c in report.checks if not c.passed), None)
+    if failed is not None or record is None or report.key_id is None:
+        kind = failed.id if failed else "signature-valid"
+        reason = failed.reason if failed else "the signature does not verify"
+        raise Problem(422, kind, f"{kind}: {reason}")
+    existing = session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
+    if existing is not None:
+        return existing, False
+    grade = Grade(
+        id=uuid.uuid4().hex,
+        owner_id=owner_id,
+        envelope_sha256=digest,
+        envelope=normalized,
+        record_digest=_self_subject(envelope.payload_bytes()),
+        key_id=report.key_id,
+        corpus_id=record.corpus_id[:128],
+        corpus_digest=record.corpus_digest,
+        status=RunStatus.PENDING.value,
+        attempts=0,
+    )
+    session.add(grade)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raced = session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
+        if raced is None:
+            raise
+        return raced, False
+    return grade, True
+
+
+def _self_subject(payload: bytes) -> str:
+    """The ``grade-record`` subject digest of a statement (checked by the signature checks)."""
+    statement = parse_json(payload, limit=MAX_ENVELOPE_BYTES, what="statement")
+    for subject in statement.get("subject", []) if isinstance(statement, dict) else []:
+        if isinstance(subject, dict) and subject.get("name") == "grade-record":
+            digest = subject.get("digest")
+            if isinstance(digest, dict) and isinstance(digest.get("sha256"), str):
+                return str(digest["sha256"])[:64]
+    return ""
+
+
+def stored_grade_record(grade: Grade) -> GradeRecord | None:
+    """The grade record inside the stored envelope (None if it does not read)."""
+    from playproof.corpus import GRADE_RECORD
+
+    try:
+        statement = parse_json(
+            parse_envelope(grade.envelope).payload_bytes(), limit=MAX_ENVELOPE_BYTES, what="grade"
+        )
+        if not isinstance(statement, dict):
+            return None
+        return GRADE_RECORD.read(canonical_json(statement.get("predicate")))
+    except (FormatError, ValueError):
+        return None
+
+
+def reverify_grade(envelope: bytes, key_pems: tuple[bytes, ...]) -> str:
+    """Verify a signed grade record (in a pool process); the report as JSON text.
+
+    The record's corpus pin is checked against the manifest of the shipped
+    corpus of the same id, when there is one.
+    """
+    from playproof.corpus import SHIPPED, load_manifest, shipped_paths, verify_grade
+
+    keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
+    _, record = verify_grade(envelope, keys)
+    manifest = None
+    if record is not None and record.corpus_id in SHIPPED:
+        manifest = load_manifest(shipped_paths(record.corpus_id)[0])
+    report, _ = verify_grade(envelope, keys, manifest)
+    return report.model_dump_json()
+
+
+def get_grade(session: Session, grade_id: str) -> Grade:
+    """The grade with this id; a 404 problem when there is none."""
+    found = session.get(Grade, grade_id) if _GRADE_ID.fullmatch(grade_id) else None
+    if found is None:
+        raise Problem(404, "unknown-grade", f"no grade with id {grade_id[:64]!r}")
+    return found
+
+
+def pending_grade_ids(session: Session) -> list[str]:
+    """Grades whose re-verification has not finished, oldest first."""
+    query = (
+        select(Grade.id).where(Grade.status == RunStatus.PENDING.value).order_by(Grade.created_at)
+    )
+    return list(session.scalars(query))
+
+
+def finish_grade(session: Session, grade_id: str, report: VerificationReport) -> bool:
+    """Store the server's verdict on a pending grade; False if it was not pending. Commits."""
+    status = RunStatus.VERIFIED if report.clean else RunStatus.REJECTED
+    result = session.execute(
+        update(Grade)
+        .where(Grade.id == grade_id, Grade.status == RunStatus.PENDING.value)
+        .values(status=status.value, report=report.model_dump_json(), finished_at=utc_now())
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+def grade_raised(session: Session, grade_id: str, error: BaseException) -> bool:
+    """Count a re-verification that raised; True when the grade is now ``failed``. Commits."""
+    grade = session.get(Grade, grade_id)
+    if grade is None or grade.status != RunStatus.PENDING.value:
+        session.rollback()
+        return True
+    grade.attempts = (grade.attempts or 0) + 1
+    grade.error_kind = type(error).__name__[:64]
+    failed = grade.attempts >= MAX_GRADE_ATTEMPTS
+    if failed:
+        grade.status = RunStatus.FAILED.value
+        grade.finished_at = utc_now()
+    session.commit()
+    return failed
+
+
+def stored_grade_report(grade: Grade) -> VerificationReport | None:
+    """The stored verification report (None while pending or if unreadable)."""
+    if grade.report is None:
+        return None
+    try:
+        return VerificationReport.model_validate_json(grade.report)
+    except ValueError:
+        return None

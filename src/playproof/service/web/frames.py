@@ -1,0 +1,334 @@
+"""Replay frames regenerated on the server from a record's seed and inputs, cached on disk.
+
+The viewer never shows a frame a submitter sent: the server opens the
+packaged target the record pins, resets it with the record's seed, applies
+the recorded inputs one by one and keeps what a player would have seen after
+each one (the screen as PNG for emulator targets, the text observation for
+text games). The same replay feeds the contract's milestone tracker, so the
+viewer knows the turn at which each milestone was first verified and where
+replay parted from the claim.
+
+Frames are cached under ``<cache>/<record digest>/``; the folder is written
+under a temporary name and renamed into place, so a cache folder that exists
+is complete.
+"""
+
+from __future__ import annotations
+
+import base64
+import multiprocessing
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from playproof._bounded import read_bounded
+from playproof.core.contract import contract_hash
+from playproof.core.game import Advancing, Game, Snapshot
+from playproof.core.observation import MAX_IMAGE_BYTES, MAX_TEXT_CHARS, Observation
+from playproof.core.record import RunRecord, parse_run_record
+from playproof.core.tracker import MilestoneTracker
+from playproof.errors import FormatError, PlayproofError, ServiceError
+from playproof.targets import Target, get_target
+
+__all__ = [
+    "FRAME_IMAGE_SCALE",
+    "MAX_VIEWER_TURNS",
+    "FrameIndex",
+    "FrameUnavailable",
+    "MilestoneMark",
+    "cached_index",
+    "ensure_frames",
+    "frame_name",
+    "generate_frames",
+    "read_frame",
+]
+
+FRAME_IMAGE_SCALE = 2
+"""Emulator screens are shown at twice their size (the ``image_scale`` option)."""
+MAX_VIEWER_TURNS = 20_000
+"""Runs with more decisions than this get no replay viewer (the cache would be too large)."""
+MAX_INDEX_BYTES = 4 << 20
+"""The largest frame index the viewer reads back from its cache."""
+FRAME_GENERATION_TIMEOUT_S = 900.0
+"""The longest drawing one run's frames may take before the child process is stopped."""
+MAX_ERROR_CHARS = 1000
+_ERROR_FILE = "error.txt"
+ADVANCE_CHUNK = 256
+"""Inputs per call when the game applies a batch (a worker round trip each)."""
+_LOCKS_GUARD = threading.Lock()
+_LOCKS: dict[str, threading.Lock] = {}
+
+
+class FrameUnavailable(ServiceError):
+    """The server cannot regenerate this run's frames; the message says why."""
+
+
+class MilestoneMark(BaseModel):
+    """A milestone and the turn at which it was first reached (0 = right after reset)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    turn: Annotated[int, Field(ge=0)]
+
+
+class FrameIndex(BaseModel):
+    """What the cache holds for one record: frames ``0..turns`` and the milestone turns.
+
+    ``verified`` are the milestones the server's replay reached; ``claimed``
+    the ones the record claims. ``diverged_at`` is the first turn at which
+    they disagree (None when replay agrees with every claim).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record_digest: str
+    kind: Literal["image", "text"]
+    turns: Annotated[int, Field(ge=0)]
+    verified: tuple[MilestoneMark, ...]
+    claimed: tuple[MilestoneMark, ...]
+    diverged_at: int | None
+    divergence: str | None
+
+    @property
+    def media_type(self) -> str:
+        """The media type of every frame file."""
+        return "image/png" if self.kind == "image" else "text/plain; charset=utf-8"
+
+
+def frame_name(turn: int, kind: str) -> str:
+    """The cache file name of frame ``turn``."""
+    return f"{turn:07d}.{'png' if kind == 'image' else 'txt'}"
+
+
+def _lock_for(digest: str) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(digest, threading.Lock())
+
+
+def _packaged(record: RunRecord) -> Target:
+    name = record.target.name
+    if not name:
+        raise FrameUnavailable(
+            "this run played an ad-hoc target: the server replays only packaged targets"
+        )
+    try:
+        target = get_target(name)
+    except PlayproofError as exc:
+        raise FrameUnavailable(f"this server cannot open target {name}: {exc}") from exc
+    if target.spec.build_digest != record.target.build_digest:
+        raise FrameUnavailable(
+            f"the record pins build {record.target.build_digest[:16]}... of {name}; this "
+            f"server has build {target.spec.build_digest[:16]}..."
+        )
+    return target
+
+
+def _open_for_frames(target: Target) -> tuple[Game, Literal["image", "text"]]:
+    # Emulator targets (those needing an extra) draw their screen when asked;
+    # text games such as 2048 are shown by their text observation. The game
+    # runs in this process: ensure_frames puts a worker target's whole
+    # generation in a child process instead, which is faster than one worker
+    # round trip per batch of screens and isolates a crash just the same.
+    if target.spec.extra is not None:
+        return target.open(worker=False, image_scale=FRAME_IMAGE_SCALE), "image"
+    return target.open(worker=False), "text"
+
+
+def _frame_bytes(observation: Observation | None, kind: str) -> bytes:
+    if observation is None:
+        raise FrameUnavailable("the game returned no observation to draw")
+    if kind == "text":
+        return observation.text[:MAX_TEXT_CHARS].encode("utf-8")
+    if not observation.images:
+        raise FrameUnavailable("the game drew no screen image")
+    return base64.b64decode(observation.images[0].data)
+
+
+def _snapshots(game: Game, inputs: tuple[str, ...]) -> Iterator[Snapshot]:
+    if isinstance(game, Advancing):
+        for start in range(0, len(inputs), ADVANCE_CHUNK):
+            yield from game.advance_many(inputs[start : start + ADVANCE_CHUNK], observe=True)
+        return
+    for word in inputs:
+        game.step(word)
+        yield Snapshot(evidence=game.evidence(), over=game.over(), observation=game.observe())
+
+
+def _divergence(
+    verified: tuple[MilestoneMark, ...], claimed: tuple[MilestoneMark, ...]
+) -> tuple[int | None, str | None]:
+    reached = {mark.id: mark.turn for mark in verified}
+    found: list[tuple[int, str]] = []
+    for claim in claimed:
+        turn = reached.get(claim.id)
+        if turn is None:
+            found.append(
+                (claim.turn, f"{claim.id} is claimed at turn {claim.turn}; replay never reaches it")
+            )
+        elif turn != claim.turn:
+            first = min(turn, claim.turn)
+            found.append(
+                (
+                    first,
+                    f"{claim.id} is claimed at turn {claim.turn}; replay reaches it at turn {turn}",
+                )
+            )
+    claimed_ids = {c.id for c in claimed}
+    for mark in verified:
+        if mark.id not in claimed_ids:
+            found.append(
+                (
+                    mark.turn,
+                    f"replay reaches {mark.id} at turn {mark.turn}; the record does not claim it",
+                )
+            )
+    if not found:
+        return None, None
+    turn, why = min(found)
+    return turn, why
+
+
+def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> FrameIndex:
+    """Replay ``record`` on its packaged target and write every frame into ``folder``.
+
+    Raises :class:`FrameUnavailable` when the target is not packaged here,
+    its build differs from the pinned one or the run is too long to show.
+    """
+    if len(record.decisions) > MAX_VIEWER_TURNS:
+        raise FrameUnavailable(
+            f"the run has {len(record.decisions)} decisions; the viewer shows at most "
+            f"{MAX_VIEWER_TURNS}"
+        )
+    target = _packaged(record)
+    same_contract = contract_hash(target.contract) == record.target.contract_hash
+    tracker = MilestoneTracker(target.contract) if same_contract else None
+    folder.mkdir(parents=True, exist_ok=True)
+    game, kind = _open_for_frames(target)
+    try:
+        game.reset(record.seed)
+        first = Snapshot(evidence=game.evidence(), over=game.over(), observation=game.observe())
+        if tracker is not None:
+            tracker.observe(first.evidence, 0)
+        (folder / frame_name(0, kind)).write_bytes(_frame_bytes(first.observation, kind))
+        turns = 0
+        for turns, snapshot in enumerate(_snapshots(game, record.inputs), start=1):
+            if tracker is not None:
+                tracker.observe(snapshot.evidence, turns)
+            (folder / frame_name(turns, kind)).write_bytes(_frame_bytes(snapshot.observation, kind))
+    finally:
+        game.close()
+    verified = tuple(
+        MilestoneMark(id=m.id, turn=m.turn) for m in (tracker.verified if tracker else ())
+    )
+    claimed = tuple(MilestoneMark(id=c.id, turn=c.turn) for c in record.claimed)
+    diverged_at, divergence = (
+        _divergence(verified, claimed)
+        if tracker is not None
+        else (None, "the record's contract is not the packaged one: milestones are not marked")
+    )
+    index = FrameIndex(
+        record_digest=record_digest,
+        kind=kind,
+        turns=turns,
+        verified=verified,
+        claimed=claimed,
+        diverged_at=diverged_at,
+        divergence=divergence,
+    )
+    (folder / "index.json").write_text(index.model_dump_json(), encoding="utf-8")
+    return index
+
+
+def _cache_folder(cache: Path, record_digest: str) -> Path:
+    if len(record_digest) != 64 or not all(c in "0123456789abcdef" for c in record_digest):
+        raise ServiceError("a record digest is 64 lowercase hex digits")
+    return cache / record_digest
+
+
+def cached_index(cache: Path, record_digest: str) -> FrameIndex | None:
+    """The frame index of a record already in the cache, or None."""
+    index_file = _cache_folder(cache, record_digest) / "index.json"
+    if not index_file.is_file():
+        return None
+    try:
+        return FrameIndex.model_validate_json(
+            read_bounded(index_file, MAX_INDEX_BYTES, "frame index")
+        )
+    except (FormatError, ValidationError):
+        return None
+
+
+def _generate_in_child(record: dict[str, object], record_digest: str, folder: str) -> None:
+    """The body of the child process: draw the frames, or leave the reason in ``error.txt``."""
+    try:
+        generate_frames(parse_run_record(record), record_digest, Path(folder))
+    except PlayproofError as exc:
+        (Path(folder) / _ERROR_FILE).write_text(str(exc)[:MAX_ERROR_CHARS], encoding="utf-8")
+
+
+def _generate_isolated(record: RunRecord, record_digest: str, folder: Path) -> FrameIndex:
+    """Draw the frames in a fresh child process when the target runs in a worker."""
+    target = _packaged(record)
+    if target.spec.isolation != "worker":
+        return generate_frames(record, record_digest, folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    child = multiprocessing.get_context("spawn").Process(
+        target=_generate_in_child,
+        args=(record.to_json(), record_digest, str(folder)),
+        daemon=True,
+    )
+    child.start()
+    child.join(FRAME_GENERATION_TIMEOUT_S)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise FrameUnavailable(
+            f"drawing the frames took over {FRAME_GENERATION_TIMEOUT_S:.0f} s and was stopped"
+        )
+    error = folder / _ERROR_FILE
+    if error.is_file():
+        reason = read_bounded(error, 4 * MAX_ERROR_CHARS, "frame error").decode("utf-8", "replace")
+        raise FrameUnavailable(reason)
+    index_file = folder / "index.json"
+    if child.exitcode != 0 or not index_file.is_file():
+        raise FrameUnavailable(
+            f"the replay that draws the frames stopped (exit code {child.exitcode})"
+        )
+    return FrameIndex.model_validate_json(read_bounded(index_file, MAX_INDEX_BYTES, "frame index"))
+
+
+def ensure_frames(cache: Path, record: RunRecord, record_digest: str) -> FrameIndex:
+    """The record's frames, generated once (one generation per record at a time)."""
+    found = cached_index(cache, record_digest)
+    if found is not None:
+        return found
+    with _lock_for(record_digest):
+        found = cached_index(cache, record_digest)
+        if found is not None:
+            return found
+        final = _cache_folder(cache, record_digest)
+        scratch = cache / f".partial-{record_digest}-{uuid.uuid4().hex}"
+        try:
+            index = _generate_isolated(record, record_digest, scratch)
+            if final.exists():  # an older, unreadable cache entry
+                shutil.rmtree(final, ignore_errors=True)
+            os.replace(scratch, final)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return index
+
+
+def read_frame(cache: Path, index: FrameIndex, turn: int) -> bytes:
+    """The bytes of frame ``turn`` (0..turns) from the cache."""
+    if not 0 <= turn <= index.turns:
+        raise ServiceError(f"turn {turn} is outside 0..{index.turns}")
+    path = _cache_folder(cache, index.record_digest) / frame_name(turn, index.kind)
+    limit = MAX_IMAGE_BYTES if index.kind == "image" else 4 * MAX_TEXT_CHARS
+    return read_bounded(path, limit, "cached frame")

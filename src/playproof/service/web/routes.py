@@ -1,0 +1,336 @@
+"""The web pages of the proof service: thin routes over the services and the templates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from playproof.errors import PlayproofError
+from playproof.service.deployments.services import get_target, require_read
+from playproof.service.leaderboards.services import (
+    DEFAULT_PAGE,
+    MAX_OFFSET,
+    challenge_leaderboard,
+    challenge_seeds,
+    get_challenge,
+    leaderboard,
+    list_challenges,
+)
+from playproof.service.problems import Problem
+from playproof.service.proofs.services import proof_document
+from playproof.service.runs.models import Run
+from playproof.service.runs.routes import read_bounded_body
+from playproof.service.runs.services import get_run, signed_record
+from playproof.service.state import read_session, service_state
+from playproof.service.web.frames import FrameUnavailable, ensure_frames, read_frame
+from playproof.service.web.rendering import WebState, render, web_state
+from playproof.service.web.signin import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, Viewer
+from playproof.service.web.views import board_view, run_view, target_views
+
+__all__ = ["MAX_FORM_BYTES", "router"]
+
+router = APIRouter(include_in_schema=False)
+
+MAX_FORM_BYTES = 4096
+"""The largest web form body (a sign-in form is a few hundred bytes)."""
+MAX_OWNER_RUNS = 500
+"""The most runs an owner's page lists (newest first)."""
+
+ReadSession = Annotated[Session, Depends(read_session)]
+
+
+def current_viewer(request: Request, session: ReadSession) -> Viewer | None:
+    """The signed-in owner of this request, if any."""
+    return web_state(request).keys.viewer(session, request.cookies.get(SESSION_COOKIE))
+
+
+ViewerDep = Annotated[Viewer | None, Depends(current_viewer)]
+
+
+def _readable_run(session: Session, run_id: str, viewer: Viewer | None) -> Run:
+    run = get_run(session, run_id)
+    require_read(run.trust_label, run.owner_id, viewer.id if viewer else None, f"run {run.id}")
+    return run
+
+
+@router.get("/", response_class=HTMLResponse)
+def home() -> Response:
+    """The front page is the list of targets."""
+    return RedirectResponse("/targets", status_code=303)
+
+
+@router.get("/targets", response_class=HTMLResponse)
+def targets_page(request: Request, session: ReadSession, viewer: ViewerDep) -> Response:
+    """Every packaged target: platform, build, calibration verdict, links."""
+    return render(request, "targets.html", viewer, targets=target_views(session))
+
+
+@router.get("/targets/{name:path}/leaderboard", response_class=HTMLResponse)
+def leaderboard_page(
+    name: str,
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    page: Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)] = 1,
+    sort: Annotated[str, Query(max_length=16)] = "rank",
+) -> Response:
+    """The public leaderboard of one target, a page at a time."""
+    board = leaderboard(session, name, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE)
+    return render(
+        request,
+        "leaderboard.html",
+        viewer,
+        board=board_view(session, board, sort),
+        challenge=None,
+        challenges=list_challenges(session, board.target),
+    )
+
+
+@router.get("/challenges/{challenge_id}", response_class=HTMLResponse)
+def challenge_page(
+    challenge_id: str,
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    page: Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)] = 1,
+    sort: Annotated[str, Query(max_length=16)] = "rank",
+) -> Response:
+    """The leaderboard of one challenge: its target's runs that meet its terms."""
+    challenge = get_challenge(session, challenge_id)
+    board = challenge_leaderboard(
+        session, challenge.id, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE
+    )
+    return render(
+        request,
+        "leaderboard.html",
+        viewer,
+        board=board_view(session, board, sort),
+        challenge=challenge,
+        seeds=challenge_seeds(challenge),
+        challenges=[],
+    )
+
+
+@router.get("/targets/{name:path}/contract.json")
+def contract_download(name: str, session: ReadSession) -> Response:
+    """The packaged contract of a target, as JSON."""
+    from playproof.targets import get_target as packaged
+
+    known = get_target(session, name)
+    try:
+        contract = packaged(known.name).contract
+    except PlayproofError as exc:
+        raise Problem(404, "unknown-target", f"target {known.name} is not installed here") from exc
+    body = json.dumps(contract.model_dump(mode="json", by_alias=True), indent=2)
+    return Response(body, media_type="application/json")
+
+
+def _frames_cache(request: Request) -> Path:
+    return web_state(request).frames_cache
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(run_id: str, request: Request, session: ReadSession, viewer: ViewerDep) -> Response:
+    """The proof card of one run."""
+    run = _readable_run(session, run_id, viewer)
+    record = signed_record(run)
+    if record is None:
+        raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
+    proof = proof_document(session, run, service_state(request).log_key)
+    view = run_view(proof, record, _frames_cache(request))
+    return render(request, "run.html", viewer, view=view)
+
+
+@router.get("/runs/{run_id}/record.json")
+def record_download(run_id: str, session: ReadSession, viewer: ViewerDep) -> Response:
+    """The signed record (the DSSE envelope) exactly as the server replayed it."""
+    run = _readable_run(session, run_id, viewer)
+    return Response(
+        run.envelope,
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="run-{run.id}.signed.json"'},
+    )
+
+
+@router.get("/runs/{run_id}/proof.json")
+def proof_download(
+    run_id: str, request: Request, session: ReadSession, viewer: ViewerDep
+) -> Response:
+    """The public proof document, as a file."""
+    run = _readable_run(session, run_id, viewer)
+    proof = proof_document(session, run, service_state(request).log_key)
+    return Response(
+        proof.model_dump_json(indent=2),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="run-{run.id}.proof.json"'},
+    )
+
+
+async def _frames_of(request: Request, session: Session, run: Run) -> Any:
+    record = signed_record(run)
+    if record is None:
+        raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
+    cache = _frames_cache(request)
+    try:
+        return record, await run_in_threadpool(ensure_frames, cache, record, run.record_digest)
+    except FrameUnavailable as exc:
+        raise Problem(409, "no-replay-frames", str(exc)) from exc
+
+
+@router.get("/runs/{run_id}/replay", response_class=HTMLResponse)
+async def replay_page(
+    run_id: str,
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    turn: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+) -> Response:
+    """The replay viewer: frames the server regenerated, one turn at a time."""
+    run = _readable_run(session, run_id, viewer)
+    record, index = await _frames_of(request, session, run)
+    turn = min(turn, index.turns)
+    text = None
+    if index.kind == "text":
+        text = read_frame(_frames_cache(request), index, turn).decode("utf-8", "replace")
+    decision = record.decisions[turn - 1] if turn >= 1 else None
+    reached = [m for m in index.verified if m.turn == turn]
+    return render(
+        request,
+        "replay.html",
+        viewer,
+        run=run,
+        record=record,
+        index=index,
+        turn=turn,
+        text=text,
+        decision=decision,
+        reached=reached,
+        marked_turns={m.turn: m.id for m in index.verified},
+    )
+
+
+@router.get("/runs/{run_id}/frames/{turn}")
+async def frame_file(
+    run_id: str, turn: int, request: Request, session: ReadSession, viewer: ViewerDep
+) -> Response:
+    """One regenerated frame: a PNG for emulator targets, text for text games."""
+    run = _readable_run(session, run_id, viewer)
+    _record, index = await _frames_of(request, session, run)
+    if not 0 <= turn <= index.turns:
+        raise Problem(404, "no-such-frame", f"run {run.id} has frames 0 to {index.turns}")
+    data = read_frame(_frames_cache(request), index, turn)
+    return Response(
+        data,
+        media_type=index.media_type,
+        headers={"Cache-Control": "private, max-age=3600"},
+    )
+
+
+@router.get("/signin", response_class=HTMLResponse)
+def signin_page(
+    request: Request, viewer: ViewerDep, next: Annotated[str, Query(max_length=200)] = "/me"
+) -> Response:
+    """The sign-in form: an owner pastes an API token."""
+    return render(request, "signin.html", viewer, next=_safe_next(next), failed=False)
+
+
+def _safe_next(target: str) -> str:
+    # Only a path on this site: never an absolute URL another site could use.
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/me"
+    return target
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = await read_bounded_body(request, MAX_FORM_BYTES)
+    try:
+        fields = parse_qs(body.decode("utf-8"), max_num_fields=8)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem(400, "bad-form", "the form is not URL-encoded UTF-8") from exc
+    return {name: values[0] for name, values in fields.items() if values}
+
+
+def _check_csrf(request: Request, form: dict[str, str]) -> None:
+    keys = web_state(request).keys
+    if not keys.csrf_matches(form.get(CSRF_FIELD), request.cookies.get(CSRF_COOKIE)):
+        raise Problem(
+            403,
+            "csrf",
+            "the form was not sent from this site's page (its CSRF token is missing or wrong): "
+            "reload the page and send it again",
+        )
+
+
+@router.post("/signin", response_class=HTMLResponse)
+async def signin(request: Request) -> Response:
+    """Check the CSRF token and the API token; open a session."""
+    form = await _form(request)
+    _check_csrf(request, form)
+    state = web_state(request)
+    with_session: Callable[[], Any] = lambda: _sign_in(request, state, form.get("token", ""))  # noqa: E731
+    signed = await run_in_threadpool(with_session)
+    next_path = _safe_next(form.get("next", "/me"))
+    if signed is None:
+        response = render(request, "signin.html", None, next=next_path, failed=True)
+        response.status_code = 401
+        return response
+    _viewer, cookie = signed
+    response = RedirectResponse(next_path, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        cookie,
+        httponly=True,
+        secure=request.url.scheme == "https",
+        samesite="strict",
+        path="/",
+    )
+    return response
+
+
+def _sign_in(request: Request, state: WebState, token: str) -> Any:
+    with service_state(request).sessions() as session:
+        try:
+            return state.keys.sign_in(session, token)
+        finally:
+            session.rollback()
+
+
+@router.post("/signout", response_class=HTMLResponse)
+async def signout(request: Request) -> Response:
+    """End the session (CSRF-checked like every form)."""
+    form = await _form(request)
+    _check_csrf(request, form)
+    response = RedirectResponse("/targets", status_code=303)
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+@router.get("/me", response_class=HTMLResponse)
+def owner_page(request: Request, session: ReadSession, viewer: ViewerDep) -> Response:
+    """The signed-in owner's runs, every trust label included."""
+    if viewer is None:
+        return RedirectResponse(f"/signin?next={quote('/me')}", status_code=303)
+    runs = list(
+        session.scalars(
+            select(Run)
+            .where(Run.owner_id == viewer.id)
+            .order_by(Run.created_at.desc())
+            .limit(MAX_OWNER_RUNS)
+        )
+    )
+    return render(request, "owner.html", viewer, runs=runs)

@@ -1,0 +1,185 @@
+"""What the pages show, built from the services (no HTTP here): the page models.
+
+Routes call these with a read-only session and hand the result to a
+template. Record values are data: templates escape them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from playproof.core.record import RunRecord
+from playproof.service.deployments.services import list_targets
+from playproof.service.leaderboards.services import BoardPage
+from playproof.service.proofs.models import ProofDocument
+from playproof.service.runs.models import Run
+from playproof.service.runs.services import signed_record
+from playproof.service.web.frames import FrameIndex, cached_index
+from playproof.service.web.plots import series_plot, timeline_plot
+from playproof.targets import get_target
+
+__all__ = ["BoardView", "RunView", "TargetView", "board_view", "run_view", "target_views"]
+
+
+@dataclass(frozen=True)
+class TargetView:
+    """One packaged target as the targets page lists it."""
+
+    name: str
+    platform: str
+    build_digest: str
+    calibration: str
+    reason: str
+
+
+def _separation_note(name: str) -> str:
+    try:
+        return get_target(name).spec.separation_note
+    except Exception:  # a target that left the registry keeps its stored verdict
+        return ""
+
+
+def target_views(session: Session) -> list[TargetView]:
+    """Every packaged target the service knows, with its calibration verdict and the reason."""
+    return [
+        TargetView(
+            name=t.name,
+            platform=t.platform,
+            build_digest=t.build_digest,
+            calibration=t.calibration,
+            reason=_separation_note(t.name) if t.calibration != "separates" else "",
+        )
+        for t in list_targets(session)
+    ]
+
+
+@dataclass(frozen=True)
+class BoardLine:
+    """A leaderboard row with the agent that played it."""
+
+    rank: int
+    run_id: str
+    agent: str
+    earned: int
+    earnable: int
+    cost_usd: float | None
+    turns: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class BoardView:
+    """A page of a leaderboard as shown: rows, paging, the column it is sorted by."""
+
+    target: str
+    total: int
+    page: int
+    pages: int
+    sort: str
+    rows: list[BoardLine]
+
+
+BOARD_SORTS = {
+    "rank": lambda line: (line.rank,),
+    "agent": lambda line: (line.agent.lower(), line.rank),
+    "cost": lambda line: (line.cost_usd is None, line.cost_usd or 0.0, line.rank),
+    "turns": lambda line: (line.turns, line.rank),
+}
+"""Columns a board page can be sorted by (within the page; the ranking is the service's)."""
+
+
+def _agents(session: Session, run_ids: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for run in session.scalars(select(Run).where(Run.id.in_(run_ids))):
+        record = signed_record(run)
+        found[run.id] = f"{record.actor.kind}:{record.actor.id}" if record else "unknown"
+    return found
+
+
+def board_view(session: Session, board: BoardPage, sort: str) -> BoardView:
+    """The rows of ``board`` with their agents, sorted by ``sort`` within the page."""
+    agents = _agents(session, [row.run_id for row in board.rows])
+    lines = [
+        BoardLine(
+            rank=row.rank,
+            run_id=row.run_id,
+            agent=agents.get(row.run_id, "unknown"),
+            earned=row.earned,
+            earnable=row.earnable,
+            cost_usd=row.cost_usd,
+            turns=row.turns,
+            seed=row.seed,
+        )
+        for row in board.rows
+    ]
+    key = BOARD_SORTS.get(sort, BOARD_SORTS["rank"])
+    lines.sort(key=key)
+    pages = max(1, -(-board.total // board.limit))
+    return BoardView(
+        target=board.target,
+        total=board.total,
+        page=board.offset // board.limit + 1,
+        pages=pages,
+        sort=sort if sort in BOARD_SORTS else "rank",
+        rows=lines,
+    )
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything the run page (the proof card) shows."""
+
+    proof: ProofDocument
+    record: RunRecord
+    marks: list[tuple[str, int]]
+    marks_source: str
+    frames: FrameIndex | None
+    timeline: object
+    cost_plot: object
+    latency_plot: object
+    failed_checks: list[str] = field(default_factory=list)
+
+
+def run_view(proof: ProofDocument, record: RunRecord, frames_cache: Path) -> RunView:
+    """The proof card of a run: its proof document, its record and the plots."""
+    frames = cached_index(frames_cache, proof.evidence.record_digest)
+    if frames is not None:
+        marks = [(m.id, m.turn) for m in frames.verified]
+        source = "the server's replay"
+        diverged = frames.diverged_at
+    else:
+        verified = set(proof.run.verified_milestones)
+        marks = [(c.id, c.turn) for c in record.claimed if c.id in verified]
+        source = "the record (open the replay viewer to recompute them)"
+        diverged = None
+    failed = [
+        f"{group.group}/{check.id}"
+        for group in proof.cats
+        for check in group.checks
+        if not check.passed
+    ]
+    return RunView(
+        proof=proof,
+        record=record,
+        marks=marks,
+        marks_source=source,
+        frames=frames,
+        timeline=timeline_plot(len(record.decisions), marks, diverged_at=diverged),
+        cost_plot=series_plot(
+            [d.cost_usd for d in record.decisions],
+            title="Cost per decision",
+            unit="USD",
+            plot_id="cost",
+        ),
+        latency_plot=series_plot(
+            [d.latency_ms for d in record.decisions],
+            title="Latency per decision",
+            unit="ms",
+            plot_id="latency",
+        ),
+        failed_checks=failed,
+    )

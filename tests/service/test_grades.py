@@ -1,0 +1,101 @@
+"""Signed corpus grade records: uploaded, re-verified on the server, proof documents."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from playproof.corpus import (
+    CandidatePin,
+    CaseResult,
+    GradeRecord,
+    load_manifest,
+    shipped_paths,
+    sign_grade,
+    verify_grade,
+)
+from playproof.sign import SigningKey
+
+from .conftest import VERDICT_WAIT_S, Service
+
+
+def _record(corpus_id: str = "my-corpus", digest: str = "a" * 64, cases: Any = None) -> GradeRecord:
+    ids = cases if cases is not None else ["one", "two"]
+    results = [CaseResult(case_id=c, passed=i == 0, reason="ok") for i, c in enumerate(ids)]
+    return GradeRecord(
+        corpus_id=corpus_id,
+        corpus_version="1",
+        corpus_digest=digest,
+        candidate=CandidatePin(command=["/secret/path/candidate"], build_digest="b" * 64),
+        isolation="rlimits",
+        limits={"cpu_seconds": 1.0},
+        results=results,
+        passed=1,
+        denominator=len(results),
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        finished_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+    )
+
+
+def _wait(service: Service, grade_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + VERDICT_WAIT_S
+    while True:
+        answer = dict(service.client.get(f"/api/v1/grades/{grade_id}").json())
+        if answer["status"] != "pending" or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.05)
+
+
+def _post(service: Service, body: bytes, token: str) -> Any:
+    return service.client.post(
+        "/api/v1/grades", content=body, headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def test_a_grade_record_is_verified_and_its_proof_matches_verify_grade(
+    service: Service, signer: SigningKey
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    body = sign_grade(_record(), signer).to_bytes()
+    accepted = _post(service, body, token)
+    assert accepted.status_code == 202, accepted.text
+    grade_id = accepted.json()["id"]
+    assert _post(service, body, token).status_code == 200  # the same envelope again
+    done = _wait(service, grade_id)
+    assert done["status"] == "verified", done
+    proof = service.client.get(f"/api/v1/verifier/grades/{grade_id}").json()
+    local, _ = verify_grade(body, signer.verifying_key)
+    assert [(c["id"], c["passed"]) for c in proof["checks"]] == [
+        (c.id, c.passed) for c in local.checks
+    ]
+    assert proof["record"]["passed"] == 1
+    assert proof["record"]["denominator"] == 2
+    assert proof["signer_key_id"] == signer.key_id
+    assert "/secret/path" not in json.dumps(proof)  # the candidate's command line stays private
+
+
+def test_a_shipped_corpus_grade_is_checked_against_its_manifest(
+    service: Service, signer: SigningKey
+) -> None:
+    manifest = load_manifest(shipped_paths("blargg")[0])
+    token = service.owner("alice", (signer.verifying_key,))
+    wrong = sign_grade(_record("blargg", "c" * 64), signer).to_bytes()
+    grade_id = _post(service, wrong, token).json()["id"]
+    done = _wait(service, grade_id)
+    assert done["status"] == "rejected"
+    assert any(f.startswith("corpus-pinned:") for f in done["failed_checks"]), done
+    cases = [c.id for c in manifest.cases]
+    right = sign_grade(_record("blargg", manifest.digest, cases), signer).to_bytes()
+    assert _wait(service, _post(service, right, token).json()["id"])["status"] == "verified"
+
+
+def test_a_forged_grade_is_refused_at_once_naming_the_check(
+    service: Service, signer: SigningKey
+) -> None:
+    token = service.owner("alice", (SigningKey.generate().verifying_key,))
+    refused = _post(service, sign_grade(_record(), signer).to_bytes(), token)
+    assert refused.status_code == 422
+    assert refused.json()["type"].endswith("/signature-valid")
+    assert _post(service, b"{", token).json()["type"].endswith("/envelope-well-formed")

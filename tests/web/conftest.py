@@ -1,0 +1,247 @@
+"""A real ``playproof serve`` on loopback with real signed runs, and one Chromium for the session.
+
+The server runs in a subprocess on a free port with its SQLite database, log
+key and frame cache in a temporary folder. Runs are uploaded through the API
+as their owners would. The browser is Debian's ``chromium`` driven by
+Playwright (launched by ``executable_path``: no browser is downloaded).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi", reason="the web pages need the server extra")
+pytest.importorskip("jinja2", reason="the web pages need the server extra")
+
+import playproof
+from playproof.core.contract import Contract
+from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.errors import PlayproofError
+from playproof.service.app import prepare_database
+from playproof.service.db import make_engine, session_factory
+from playproof.service.leaderboards.services import add_challenge
+from playproof.service.owners.services import add_key, add_owner, create_token
+from playproof.service.settings import ServiceSettings
+from playproof.sign import SigningKey
+from playproof.targets import get_target
+
+SERVER_START_S = 60.0
+"""Longest the server may take to answer its first request (a bound, not an assertion)."""
+VERDICT_WAIT_S = 120.0
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+SCREENSHOTS_ENV = "PLAYPROOF_WEB_SCREENSHOTS"
+"""Set to a folder to keep the screenshots the tests take (default: a temporary folder)."""
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium binary, if installed."""
+    return next((p for p in CHROMIUM_CANDIDATES if Path(p).exists()), None)
+
+
+@dataclass
+class Server:
+    """A running service and the runs uploaded to it, by name."""
+
+    url: str
+    folder: Path
+    tokens: dict[str, str]
+    runs: dict[str, str] = field(default_factory=dict)
+    challenge: str = ""
+    records: dict[str, RunRecord] = field(default_factory=dict)
+
+    def client(self) -> httpx.Client:
+        """An HTTP client for the API."""
+        return httpx.Client(base_url=self.url, timeout=30.0)
+
+    def upload(self, name: str, record: RunRecord, key: SigningKey, owner: str) -> str:
+        """Sign ``record`` with ``key``, upload it as ``owner``, wait for the verdict."""
+        body = playproof.sign_record(record, key).to_bytes()
+        with self.client() as client:
+            answer = client.post(
+                "/api/v1/runs",
+                content=body,
+                headers={"Authorization": f"Bearer {self.tokens[owner]}"},
+            )
+            assert answer.status_code in (200, 202), answer.text
+            run_id = str(answer.json()["id"])
+            deadline = time.monotonic() + VERDICT_WAIT_S
+            while client.get(f"/api/v1/runs/{run_id}").json()["status"] == "pending":
+                assert time.monotonic() < deadline, f"run {name} stayed pending"
+                time.sleep(0.1)
+        self.runs[name] = run_id
+        self.records[name] = record
+        return run_id
+
+
+def _wait_up(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"playproof serve exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/api/v1/log/head", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("playproof serve did not answer in time")
+
+
+def _narrowed_contract() -> Contract:
+    """The shipped 2048 contract without its last milestone: a user's contract, uncalibrated."""
+    shipped = get_target("native/2048").contract
+    return shipped.model_copy(update={"milestones": shipped.milestones[:-1]})
+
+
+def _records() -> dict[str, RunRecord]:
+    records = {
+        "2048": playproof.run("native/2048", playproof.BaselineDriver("round-robin"), max_turns=40),
+        "owner-only": playproof.run(
+            "native/2048",
+            playproof.BaselineDriver("constant:left"),
+            max_turns=12,
+            contract=_narrowed_contract(),
+        ),
+    }
+    records["budgeted"] = playproof.run(
+        "native/2048", playproof.BaselineDriver("round-robin"), max_turns=20, budget_usd=1.0
+    )
+    hostile = playproof.run("native/2048", playproof.BaselineDriver("random-walk"), max_turns=15)
+    records["hostile"] = hostile.model_copy(
+        update={"actor": hostile.actor.model_copy(update={"id": "<script>window.pwned=1</script>"})}
+    )
+    honest = records["2048"]
+    # The claim moves a milestone to a later turn: signed, but replay disagrees.
+    moved = tuple(
+        ClaimedMilestone(id=c.id, turn=c.turn + 3) if i == len(honest.claimed) - 1 else c
+        for i, c in enumerate(honest.claimed)
+    )
+    records["rejected"] = honest.model_copy(update={"claimed": moved})
+    try:
+        get_target("pyboy/pp-collect").open().close()
+    except PlayproofError:
+        return records
+    records["pp-collect"] = playproof.run(
+        "pyboy/pp-collect", playproof.BaselineDriver("round-robin"), max_turns=60
+    )
+    return records
+
+
+def _challenge(database_url: str) -> str:
+    """A challenge on native/2048 (seed 0, at most 1 USD, open around now); its id."""
+    engine = make_engine(database_url)
+    try:
+        with session_factory(engine)() as session:
+            now = datetime.now(UTC)
+            made = add_challenge(
+                session, "native/2048", [0], 1.0, now - timedelta(hours=1), now + timedelta(hours=1)
+            )
+            return made.id
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    """``playproof serve`` in a subprocess, with alice's and bob's runs uploaded."""
+    folder = Path(tempfile.mkdtemp(prefix="playproof-web-"))
+    database_url = f"sqlite:///{folder / 'service.db'}"
+    prepare_database(ServiceSettings(database_url=database_url))
+    alice_key, bob_key = SigningKey.generate(), SigningKey.generate()
+    engine = make_engine(database_url)
+    tokens = {}
+    with session_factory(engine)() as session:
+        for name, key in (("alice", alice_key), ("bob", bob_key)):
+            owner = add_owner(session, name)
+            add_key(session, owner, key.verifying_key)
+            tokens[name] = create_token(session, owner)
+        session.commit()
+    engine.dispose()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (folder / "server.log").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from playproof.cli import main; main()",
+            "serve",
+            "--database-url",
+            database_url,
+            "--port",
+            str(port),
+            "--log-key",
+            str(folder / "log.key"),
+        ],
+        cwd=folder,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_up(url, process)
+        running = Server(url=url, folder=folder, tokens=tokens)
+        for name, record in _records().items():
+            running.upload(name, record, alice_key, "alice")
+        running.challenge = _challenge(database_url)
+        yield running
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the session (Debian's, by path)."""
+    try:
+        sync_api: Any = importlib.import_module("playwright.sync_api")
+    except ImportError:
+        sync_api = None
+    path = chromium_path()
+    if sync_api is None or path is None:
+        missing = "playwright (pip install playwright)" if sync_api is None else "chromium"
+        if os.geteuid() == 0:
+            pytest.fail(f"{missing} is not installed: run scripts/system-deps.sh and pip install")
+        pytest.skip(f"{missing} is not installed and this is not root to install it")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    """Where the tests write their screenshots."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="playproof-shots-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

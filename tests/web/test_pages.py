@@ -1,0 +1,299 @@
+"""The web pages in a real browser against a real ``playproof serve``."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from playproof.service.web.frames import FRAME_IMAGE_SCALE
+from playproof.service.web.rendering import STATIC
+from playproof.targets import get_target
+
+VENDOR = Path(__file__).parent / "vendor"
+PLAY_POLLS = 300
+
+
+def _sums(folder: Path) -> dict[str, str]:
+    lines = (folder / "SHA256SUMS").read_text().splitlines()
+    return {name.strip(): digest for digest, name in (line.split(maxsplit=1) for line in lines)}
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"), [(STATIC / "vendor", "htmx.min.js"), (VENDOR, "axe.min.js")]
+)
+def test_vendored_scripts_match_their_pinned_digests(folder: Path, name: str) -> None:
+    digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    assert _sums(folder)[name] == digest
+    assert digest in (folder / "README.md").read_text()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context (no cookies) and a page that records console errors."""
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.console_errors = []
+    opened.on(
+        "console", lambda m: opened.console_errors.append(m.text) if m.type == "error" else None
+    )
+    opened.on("pageerror", lambda e: opened.console_errors.append(str(e)))
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+def _main_pages(server: Any) -> list[tuple[str, str]]:
+    pages = [
+        ("targets", "/targets"),
+        ("leaderboard", "/targets/native/2048/leaderboard"),
+        ("run", f"/runs/{server.runs['2048']}"),
+        ("replay-text", f"/runs/{server.runs['2048']}/replay?turn=5"),
+        ("run-rejected", f"/runs/{server.runs['rejected']}"),
+        ("replay-rejected", f"/runs/{server.runs['rejected']}/replay"),
+        ("signin", "/signin"),
+        ("challenge", f"/challenges/{server.challenge}"),
+    ]
+    if "pp-collect" in server.runs:
+        pages += [
+            ("run-pp-collect", f"/runs/{server.runs['pp-collect']}"),
+            ("replay-pp-collect", f"/runs/{server.runs['pp-collect']}/replay?turn=30"),
+        ]
+    return pages
+
+
+def test_every_page_renders_without_console_errors(
+    server: Any, page: Any, screenshots: Path
+) -> None:
+    for name, path in _main_pages(server):
+        answer = page.goto(server.url + path)
+        assert answer.status == 200, path
+        page.wait_for_load_state("networkidle")
+        assert page.locator("h1").count() == 1, path
+        page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_the_run_page_shows_the_proof(server: Any, page: Any) -> None:
+    record = server.records["2048"]
+    page.goto(f"{server.url}/runs/{server.runs['2048']}")
+    assert page.locator("#score-h").inner_text() == record.score.text
+    assert page.locator("#status").inner_text() == "verified"
+    body = page.locator("main").inner_text()
+    for check in ("claims-reproduced", "costs-add-up", "signature-valid"):
+        assert check in body
+    assert "Leaf index" in body
+    assert page.locator("svg.plot").count() == 3
+    assert page.locator("table.decisions tbody tr").count() == len(record.decisions)
+    download = httpx.get(f"{server.url}/runs/{server.runs['2048']}/record.json")
+    assert json.loads(download.content)["payloadType"]
+
+
+def test_leaderboard_order_matches_the_api(server: Any, page: Any) -> None:
+    api = httpx.get(f"{server.url}/api/v1/leaderboards/native/2048").json()
+    expected = [row["run_id"] for row in api["rows"]]
+    assert server.runs["2048"] in expected
+    assert server.runs["rejected"] not in expected
+    page.goto(f"{server.url}/targets/native/2048/leaderboard")
+    shown = page.locator("#board tbody tr").evaluate_all("rows => rows.map(r => r.dataset.run)")
+    assert shown == expected
+
+
+def test_a_challenge_board_matches_the_api(server: Any, page: Any) -> None:
+    api = httpx.get(f"{server.url}/api/v1/challenges/{server.challenge}/leaderboard").json()
+    expected = [row["run_id"] for row in api["rows"]]
+    assert expected == [server.runs["budgeted"]]
+    page.goto(f"{server.url}/challenges/{server.challenge}")
+    shown = page.locator("#board tbody tr").evaluate_all("rows => rows.map(r => r.dataset.run)")
+    assert shown == expected
+    page.goto(f"{server.url}/targets/native/2048/leaderboard")
+    assert page.locator(f"a[href='/challenges/{server.challenge}']").count() == 1
+
+
+def _local_frame(server: Any, name: str, turn: int) -> tuple[str, bytes]:
+    record = server.records[name]
+    target = get_target(record.target.name or "")
+    image = target.spec.extra is not None
+    game = target.open(image_scale=FRAME_IMAGE_SCALE) if image else target.open()
+    try:
+        game.reset(record.seed)
+        for word in record.inputs[:turn]:
+            game.step(word)
+        observed = game.observe()
+    finally:
+        game.close()
+    if image:
+        return "image", base64.b64decode(observed.images[0].data)
+    return "text", observed.text.encode()
+
+
+@pytest.mark.parametrize(("name", "turn"), [("pp-collect", 30), ("2048", 7)])
+def test_the_viewer_frame_is_the_local_replay_frame(
+    server: Any, page: Any, name: str, turn: int
+) -> None:
+    if name not in server.runs:
+        pytest.skip("pyboy is not installed: pip install 'playproof[pyboy]'")
+    kind, local = _local_frame(server, name, turn)
+    page.goto(f"{server.url}/runs/{server.runs[name]}/replay?turn={turn}")
+    frame = page.locator("#frame")
+    assert frame.get_attribute("data-turn") == str(turn)
+    if kind == "image":
+        source = frame.get_attribute("src")
+        served = page.request.get(server.url + source).body()
+        assert frame.evaluate("img => img.naturalWidth") > 0
+    else:
+        served = frame.inner_text().encode()
+    assert hashlib.sha256(served).hexdigest() == hashlib.sha256(local).hexdigest()
+
+
+def test_the_viewer_steps_and_plays_with_javascript(server: Any, page: Any) -> None:
+    page.goto(f"{server.url}/runs/{server.runs['2048']}/replay?turn=3")
+    page.locator("#next").click()
+    page.locator("#frame[data-turn='4']").wait_for()
+    assert page.locator("#turn").input_value() == "4"
+    page.locator("#play").click()
+    turns = set()
+    for _ in range(PLAY_POLLS):  # a bounded wait for the player to move on, not a timing
+        turns.add(int(page.locator("#frame").get_attribute("data-turn")))
+        if max(turns) >= 6:
+            break
+        page.wait_for_timeout(100)
+    page.locator("#play").click()
+    assert max(turns) >= 6
+    assert page.locator("#play").inner_text() == "Play"
+    assert page.console_errors == []
+
+
+def test_pages_read_without_javascript(server: Any, browser: Any) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/runs/{server.runs['2048']}")
+        assert page.locator("#score-h").inner_text() == server.records["2048"].score.text
+        page.goto(f"{server.url}/runs/{server.runs['2048']}/replay?turn=2")
+        assert page.locator("#play").is_hidden()
+        page.locator("#next").click()
+        page.wait_for_url("**turn=3")
+        assert page.locator("#frame").get_attribute("data-turn") == "3"
+        page.locator("#turn").fill("9")
+        page.locator("#scrub button[type=submit]").click()
+        page.wait_for_url("**turn=9")
+        assert page.locator("#frame").get_attribute("data-turn") == "9"
+    finally:
+        context.close()
+
+
+def test_a_rejected_run_shows_where_replay_diverged(server: Any, page: Any) -> None:
+    honest = server.records["2048"].claimed[-1]
+    page.goto(f"{server.url}/runs/{server.runs['rejected']}/replay")
+    notice = page.locator("#divergence").inner_text()
+    assert f"turn {honest.turn}" in notice
+    assert honest.id in notice
+    page.goto(f"{server.url}/runs/{server.runs['rejected']}")
+    assert page.locator("#status").inner_text() == "rejected"
+
+
+def test_record_values_are_text_never_markup(server: Any, page: Any) -> None:
+    page.goto(f"{server.url}/runs/{server.runs['hostile']}")
+    assert "<script>window.pwned=1</script>" in page.locator("h1").inner_text()
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    raw = httpx.get(f"{server.url}/runs/{server.runs['hostile']}").text
+    assert "<script>window.pwned" not in raw
+    assert page.console_errors == []
+
+
+def test_an_owner_only_run_asks_for_sign_in_then_shows(server: Any, page: Any) -> None:
+    run_id = server.runs["owner-only"]
+    answer = page.goto(f"{server.url}/runs/{run_id}")
+    assert answer.status == 401
+    assert page.locator("h1").inner_text() == "Sign in to see this"
+    page.locator("main a.button").click()
+    page.locator("#token").fill(server.tokens["alice"])
+    page.locator("main button[type=submit]").click()
+    page.wait_for_url(f"**/runs/{run_id}")
+    assert page.locator("#status").inner_text() in ("verified", "rejected")
+    assert "benchmark compatible customized instance" in page.locator("main").inner_text()
+    page.goto(f"{server.url}/me")
+    assert page.locator(f"a[href='/runs/{run_id}']").count() == 1
+
+
+def test_another_owner_is_refused_an_owner_only_run(server: Any, page: Any) -> None:
+    page.goto(f"{server.url}/signin?next=/me")
+    page.locator("#token").fill(server.tokens["bob"])
+    page.locator("main button[type=submit]").click()
+    page.wait_for_url("**/me")
+    answer = page.goto(f"{server.url}/runs/{server.runs['owner-only']}")
+    assert answer.status == 403
+    assert page.locator("h1").inner_text() == "This is not yours to see"
+
+
+def test_a_forged_form_post_is_refused(server: Any) -> None:
+    with httpx.Client(base_url=server.url) as client:
+        csrf = client.get("/signin").cookies["pp_csrf"]
+        token = server.tokens["alice"]
+        missing = client.post("/signin", data={"token": token})
+        assert missing.status_code == 403
+        assert "text/html" in missing.headers["content-type"]
+        assert "pp_session" not in missing.cookies
+        forged = client.post("/signin", data={"token": token, "csrf": csrf[:-2] + "xx"})
+        assert forged.status_code == 403
+        honest = client.post("/signin", data={"token": token, "csrf": csrf})
+        assert honest.status_code == 303
+        assert "pp_session" in honest.cookies
+    # Another site's page cannot read the cookie, so its forged form has no token.
+    with httpx.Client(base_url=server.url) as stranger:
+        assert stranger.post("/signout", data={"csrf": "made.up"}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/no/such/page", 404), ("/runs/0123456789abcdef0123456789abcdef", 404)],
+)
+def test_errors_are_pages_a_person_reads(server: Any, path: str, status: int) -> None:
+    answer = httpx.get(server.url + path)
+    assert answer.status_code == status
+    assert "text/html" in answer.headers["content-type"]
+    assert "Traceback" not in answer.text
+    assert "<h1>" in answer.text
+
+
+def test_an_oversized_form_gets_a_413_page(server: Any) -> None:
+    answer = httpx.post(f"{server.url}/signin", content=b"token=" + b"a" * 8000)
+    assert answer.status_code == 413
+    assert "That is too large" in answer.text
+
+
+def test_api_errors_stay_problem_documents(server: Any) -> None:
+    answer = httpx.get(f"{server.url}/api/v1/runs/nope")
+    assert answer.status_code == 404
+    assert answer.headers["content-type"] == "application/problem+json"
+
+
+def test_no_serious_accessibility_violations(server: Any, browser: Any) -> None:
+    axe = (VENDOR / "axe.min.js").read_text(encoding="utf-8")
+    # axe is injected as an inline script, which the pages' CSP forbids on purpose.
+    context = browser.new_context(bypass_csp=True)
+    try:
+        page = context.new_page()
+        found: dict[str, list[str]] = {}
+        for name, path in [*_main_pages(server), ("error", "/no/such/page")]:
+            page.goto(server.url + path)
+            page.add_script_tag(content=axe)
+            result = page.evaluate("async () => await axe.run(document)")
+            bad = [
+                f"{v['id']}: {v['help']} ({len(v['nodes'])})"
+                for v in result["violations"]
+                if v["impact"] in ("serious", "critical")
+            ]
+            if bad:
+                found[name] = bad
+        assert found == {}
+    finally:
+        context.close()
