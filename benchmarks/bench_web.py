@@ -5,11 +5,12 @@ run uploaded to an in-process service (SQLite in a temporary folder):
 
 - ``frames``: the viewer's frame generation (opening the emulator,
   replaying the record's inputs, tracking milestones, one screen PNG per
-  turn written to the cache), in frames per second, against the baseline: the bare emulator rendering the same inputs
-  in-process (``step`` then ``observe`` with the screen image, nothing
-  written). Target: at least 0.8x the baseline. The first visit's whole time
-  (a fresh child process: interpreter, imports, emulator boot, then the
-  same loop) is printed too. Both rates are the best of ``ROUNDS`` rounds.
+  turn written to the cache), in frames per second, against the baseline:
+  the bare emulator rendering the same inputs in-process (``step`` then
+  ``observe`` with the screen image, nothing written). Target: at least
+  0.8x the baseline. The first visit's whole time (a fresh child process:
+  interpreter, imports, emulator boot, then the same loop) is printed too.
+  Both rates are the best of ``ROUNDS`` rounds.
 - ``run page``: server-side time to answer ``GET /runs/{id}`` once the run's
   frames are cached (median of repeated requests through the app, no
   network). Target: at most 200 ms.
