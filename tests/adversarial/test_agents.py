@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import ask_decisions, tagged_processes
+from leftovers import ask_decisions, tagged_processes
 
 import playproof
 from playproof.core.agent import NOOP, Action, Driver

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import tagged_processes
+from leftovers import tagged_processes
 
 import playproof
 from playproof.core.record import RunRecord

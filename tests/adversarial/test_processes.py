@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from processes import ask_decisions
+from leftovers import ask_decisions
 
 from playproof import _containment
 from playproof._containment import ContainmentWarning, Launcher, containment

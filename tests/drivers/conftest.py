@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from processes import tagged_processes
+from leftovers import tagged_processes
 
 
 def leftovers(marker: str) -> list[int]:
