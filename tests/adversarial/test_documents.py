@@ -415,8 +415,8 @@ def test_documents_over_the_limit_are_refused(tmp_path: Path, reader: str) -> No
 LAX = {
     "seed as a string": (("seed",), "0"),
     "game_over as a word": (("game_over",), "yes"),
-    "turn as a float": (("decisions", 0, "turn"), 1.0),
-    "cost as a string": (("decisions", 0, "cost_usd"), "0"),
+    "latency as a string": (("decisions", "latencies_ms", 0), "1.0"),
+    "cost as a string": (("decisions", "costs_usd", 0), "0"),
     "stop_at_game_over as a number": (("limits", "stop_at_game_over"), 0),
 }
 
@@ -511,3 +511,105 @@ def test_markup_in_a_record_is_shown_literally(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "[/x]" in result.stdout
     assert "[green]" in result.stdout
+
+
+# --- v2 records: hostile decision columns ------------------------------------------
+
+V2_HOSTILE: dict[str, Callable[[dict[str, Any]], None]] = {
+    "columns of unequal length": lambda d: d["latencies_ms"].pop(),
+    "an empty column beside full ones": lambda d: d["inputs"].clear(),
+    "an input as a number": lambda d: d["inputs"].__setitem__(0, 5),
+    "an empty input": lambda d: d["inputs"].__setitem__(1, ""),
+    "an input over the byte bound": lambda d: d["inputs"].__setitem__(0, "é" * 40_000),
+    "a cost as a string": lambda d: d["costs_usd"].__setitem__(0, "0"),
+    "a cost as a boolean": lambda d: d["costs_usd"].__setitem__(0, False),
+    "a negative cost": lambda d: d["costs_usd"].__setitem__(2, -0.5),
+    "a latency as null": lambda d: d["latencies_ms"].__setitem__(0, None),
+    "a latency as a list": lambda d: d["latencies_ms"].__setitem__(0, [1.0]),
+    "a column as an object": lambda d: d.__setitem__("inputs", {"0": "inc"}),
+    "a column missing": lambda d: d.pop("costs_usd"),
+    "an extra column": lambda d: d.__setitem__("turns", [1, 2, 3, 4, 5]),
+}
+
+
+def _v2_document(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    document = toy_record().to_json()
+    assert document["schema"] == "playproof/run/v2"
+    change(document["decisions"])
+    return document
+
+
+@pytest.mark.parametrize("case", V2_HOSTILE)
+def test_hostile_v2_columns_are_typed_errors_everywhere(case: str) -> None:
+    document = _v2_document(V2_HOSTILE[case])
+    text = json.dumps(document).encode()
+    with pytest.raises(FormatError, match="decisions"):
+        parse_run_record(text)
+    with pytest.raises(FormatError, match="decisions"):
+        parse_run_record(json.loads(text))
+    report = verify_record(text, game=ToyGame(), contract=CONTRACT)
+    assert report.checks[0].id == "record-well-formed"
+    assert not report.checks[0].passed
+    verdict = resigned_record(canonical_json(document))
+    assert verdict.record is None
+    assert any(c.id == "statement-well-formed" and not c.passed for c in verdict.checks)
+
+
+@pytest.mark.parametrize("text", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+def test_non_finite_numbers_in_v2_columns_are_refused(text: bytes) -> None:
+    good = canonical_json(toy_record().to_json())
+    for column in (b'"costs_usd":[', b'"latencies_ms":['):
+        hostile = good.replace(column, column + text + b",", 1).replace(
+            b'"inputs":[', b'"inputs":["inc",', 1
+        )
+        with pytest.raises(FormatError):
+            parse_run_record(hostile)
+        verdict = resigned_record(hostile)
+        assert verdict.record is None
+
+
+def test_a_record_whose_form_contradicts_its_schema_is_refused() -> None:
+    v2 = toy_record().to_json()
+    v1 = toy_record().as_schema("playproof/run/v1").to_json()
+    for document in ({**v2, "schema": "playproof/run/v1"}, {**v1, "schema": "playproof/run/v2"}):
+        with pytest.raises(FormatError, match="record"):
+            parse_run_record(json.dumps(document))
+        assert resigned_record(json.dumps(document).encode()).record is None
+
+
+def test_an_oversized_v2_record_is_refused_before_parsing() -> None:
+    from playproof.core.record import MAX_RECORD_BYTES
+
+    document = toy_record().to_json()
+    columns = document["decisions"]
+    count = MAX_RECORD_BYTES // 8 + 1
+    columns.update(inputs=["up"] * count, costs_usd=[0] * count, latencies_ms=[0] * count)
+    text = json.dumps(document, separators=(",", ":")).encode()
+    assert len(text) > MAX_RECORD_BYTES
+    with pytest.raises(FormatError, match="over the"):
+        parse_run_record(text)
+
+
+def test_verifying_a_signed_v2_record_holds_a_small_multiple_of_its_size() -> None:
+    """The parsed payload, the canonical bytes and the record are never all held at once."""
+    import tracemalloc
+
+    from playproof.core.record import DecisionLog
+
+    base = toy_record()
+    count = 40_000
+    latencies = [(i % 997) / 7.0 + 0.001 for i in range(count)]
+    record = base.model_copy(
+        update={"decisions": DecisionLog(["inc", "dec"] * (count // 2), [0.0] * count, latencies)}
+    )
+    envelope = sign_record(record, KEY).to_bytes()
+    tracemalloc.start()
+    try:
+        verdict = verify_envelope(envelope, KEY.verifying_key)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [c.id for c in verdict.checks if not c.passed] == []
+    # One decision model per decision, or the parsed payload held beside the
+    # record and the canonical bytes, each cost more than this on their own.
+    assert peak < 6 * len(envelope)

@@ -31,7 +31,9 @@ def record() -> RunRecord:
 
 
 def _with_decision(record: RunRecord, position: int, **fields: Any) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(json.dumps(record.to_json()))
+    # Decision objects exist in the v1 form only (v2 stores columns).
+    v1 = record.as_schema("playproof/run/v1")
+    document: dict[str, Any] = json.loads(json.dumps(v1.to_json()))
     document["decisions"][position].update(fields)
     return document
 

@@ -64,7 +64,7 @@ def test_verify_in_a_worker_is_clean(workdir: Path, signed: Path) -> None:
 def test_tampered_record_exits_nonzero(workdir: Path, signed: Path) -> None:
     envelope = json.loads(signed.read_text())
     statement = json.loads(base64.b64decode(envelope["payload"]))
-    statement["predicate"]["decisions"][0]["input"] = "left"
+    statement["predicate"]["decisions"]["inputs"][0] = "left"  # a v2 record: columns
     envelope["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
     forged = workdir / "forged.json"
     forged.write_text(json.dumps(envelope))

@@ -160,8 +160,8 @@ LAX = {
     "budget as a string": (("limits", "budget_usd"), "1.0"),
     "max_turns as a string": (("limits", "max_turns"), "100"),
     "stop_at_game_over as a number": (("limits", "stop_at_game_over"), 1),
-    "input as a number": (("decisions", 0, "input"), 5),
-    "latency as a string": (("decisions", 0, "latency_ms"), "1.5"),
+    "input as a number": (("decisions", "inputs", 0), 5),
+    "latency as a string": (("decisions", "latencies_ms", 0), "1.5"),
 }
 
 
@@ -197,6 +197,7 @@ def test_a_float_turn_in_a_non_canonical_payload_is_rejected(
     record: RunRecord, key: SigningKey
 ) -> None:
     """Canonical form prints 1.0 as 1; other tooling's payload keeps 1.0 and is read as is."""
+    record = record.as_schema("playproof/run/v1")  # only v1 records write turns
     predicate = _lax(record, ("decisions", 0, "turn"), 1.0)
     subjects = {**run_subjects(record), "run-record": sha256_hex(canonical_json(predicate))}
     statement = make_statement(subjects, RUN_PREDICATE_TYPE, predicate).to_json()

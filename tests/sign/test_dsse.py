@@ -141,3 +141,18 @@ def test_signing_key_id_needs_a_trusted_key_and_a_valid_signature(
     key_id, reason = signing_key_id(only_other, [key.verifying_key])
     assert key_id is None
     assert "not trusted" in reason
+
+
+def test_a_payload_over_the_bound_is_refused_in_python_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The payload bound is read when checked: lowering the constant lowers the bound."""
+    from pydantic import ValidationError
+
+    import playproof.sign._dsse as dsse
+
+    signature = EnvelopeSignature(keyid="k", sig="c2ln")
+    Envelope(payload="eA==", payloadType="t", signatures=(signature,))
+    monkeypatch.setattr(dsse, "MAX_PAYLOAD_CHARS", 3)
+    with pytest.raises(ValidationError, match="over 3 characters"):
+        Envelope(payload="eA==", payloadType="t", signatures=(signature,))
+    with pytest.raises(FormatError, match="over 3 characters"):
+        parse_envelope({"payload": "eA==", "payloadType": "t", "signatures": [{"sig": "c2ln"}]})

@@ -75,15 +75,15 @@ def test_garbage_script_verifies_nothing_it_should_not() -> None:
     ("edit", "failed"),
     [
         (
-            lambda r: r["decisions"][3].update(
-                input="up" if r["decisions"][3]["input"] != "up" else "down"
+            lambda r: r["decisions"]["inputs"].__setitem__(
+                3, "up" if r["decisions"]["inputs"][3] != "up" else "down"
             ),
             "decision-chain-intact",
         ),
         (lambda r: r.update(seed=r["seed"] + 1), "decision-chain-intact"),
-        (lambda r: r["decisions"].reverse(), "decision-chain-intact"),
-        (lambda r: r["decisions"].pop(), "decision-chain-intact"),
-        (lambda r: r["decisions"][0].update(cost_usd=0.5), "decision-chain-intact"),
+        (lambda r: [c.reverse() for c in r["decisions"].values()], "decision-chain-intact"),
+        (lambda r: [c.pop() for c in r["decisions"].values()], "decision-chain-intact"),
+        (lambda r: r["decisions"]["costs_usd"].__setitem__(0, 0.5), "decision-chain-intact"),
         (lambda r: r["accounting"].update(spent_usd=1.0), "accounting-consistent"),
         (lambda r: r["accounting"].update(total_latency_ms=0.0), "accounting-consistent"),
         (lambda r: r["target"].update(contract_hash="0" * 64), "target-pinned"),

@@ -41,6 +41,12 @@ def _edit_payload(envelope: dict[str, Any], edit: Any) -> dict[str, Any]:
     return forged
 
 
+def _change_first_input(record: dict[str, Any]) -> None:
+    """Replace the first input of a record (decisions as v2 columns) by another move."""
+    inputs = record["decisions"]["inputs"]
+    inputs[0] = "up" if inputs[0] != "up" else "down"
+
+
 @app.command()
 def demo(
     agent: Annotated[
@@ -93,12 +99,7 @@ def demo(
             line(styled("3. forgery A", "bold"), ": edit the first input inside the signed payload")
         )
     )
-    edited = _edit_payload(
-        envelope,
-        lambda r: r["decisions"][0].update(
-            input="up" if r["decisions"][0]["input"] != "up" else "down"
-        ),
-    )
+    edited = _edit_payload(envelope, _change_first_input)
     forged_a = verify_signed(edited, [key.verifying_key])
     _print_report(forged_a)
 

@@ -28,6 +28,8 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "ChainLinker",
     "Decision",
+    "DecisionInput",
+    "Measured",
     "canonical_decision",
     "chain_head",
     "first_too_large",

@@ -6,6 +6,14 @@ decision, the chain head, the claimed milestones, the accounting, the stop
 reason and the recorder's provenance. It is published inside a signed DSSE
 envelope (see :mod:`playproof.sign`).
 
+Two forms of the record exist. ``playproof/run/v2`` (what playproof writes)
+stores the decisions as three columns (``inputs``, ``costs_usd``,
+``latencies_ms``), a decision's turn being its position; ``playproof/run/v1``
+stored one ``{turn, input, cost_usd, latency_ms}`` object per decision. Both
+are read; each re-serializes in its own form, so a v1 record keeps the digest
+it was signed with. In memory the decisions are a :class:`DecisionLog` either
+way: the columns, with :class:`Decision` objects built only when asked for.
+
 Fields added after the first records were written are optional and mean
 "unknown" when absent; :meth:`RunRecord.to_json` leaves an unknown one out, so
 an older record re-serializes to exactly the bytes that were signed.
@@ -13,22 +21,42 @@ an older record re-serializes to exactly the bytes that were signed.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self
+from operator import attrgetter
+from typing import Annotated, Any, Final, Literal, Self, overload
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    field_serializer,
+    model_validator,
+)
+from pydantic_core import CoreSchema, core_schema
 
-from playproof.core.canonical import parse_model
-from playproof.core.chain import Decision
+from playproof.core.canonical import parse_json, parse_model, paused_gc, validate_strict
+from playproof.core.chain import (
+    MAX_INPUT_BYTES,
+    Decision,
+    DecisionInput,
+    Measured,
+    first_too_large,
+)
 from playproof.core.game import MAX_SEED, VerificationMode
 from playproof.core.score import Score
+from playproof.errors import FormatError
 
 __all__ = [
     "MAX_RECORD_BYTES",
     "RECORD_SCHEMA",
+    "RECORD_SCHEMA_V1",
     "Accounting",
     "Actor",
     "ClaimedMilestone",
+    "DecisionLog",
     "Limits",
     "Provenance",
     "RunRecord",
@@ -37,9 +65,14 @@ __all__ = [
     "StopReason",
     "TargetPin",
     "parse_run_record",
+    "read_decision_columns",
+    "read_parsed_record",
 ]
 
-RECORD_SCHEMA = "playproof/run/v1"
+RECORD_SCHEMA: Final = "playproof/run/v2"
+"""The schema new records are written in (decisions as columns)."""
+RECORD_SCHEMA_V1: Final = "playproof/run/v1"
+"""The first schema (one object per decision); still read, and re-written as it was."""
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 """The largest bare record (JSON bytes) a reader accepts, as large as a signed envelope."""
@@ -177,6 +210,210 @@ class Provenance(_Frozen):
     settings: RunSettings | None = _later()
 
 
+class DecisionColumns(_Frozen):
+    """The v2 JSON form of the decisions: one column per field, turn implied by position."""
+
+    inputs: tuple[DecisionInput, ...]
+    costs_usd: tuple[Measured | None, ...]
+    latencies_ms: tuple[Measured, ...]
+
+
+DecisionForm = Literal["rows", "columns"]
+
+
+class DecisionLog(Sequence[Decision]):
+    """A run's decisions as columns: inputs, costs and latencies, turn by position.
+
+    A sequence of :class:`Decision` (indexing and iteration build them on
+    demand), so ``record.decisions[0].input`` reads as it always did, while a
+    long record holds three flat tuples rather than a million models.
+    ``turns`` is only stored for decisions built in Python or read from a v1
+    record whose turns are not 1, 2, 3 ...: a verifier reports those, and a v2
+    record cannot be written from them.
+    """
+
+    __slots__ = ("_turns", "costs_usd", "form", "inputs", "latencies_ms")
+
+    inputs: tuple[str, ...]
+    costs_usd: tuple[float | None, ...]
+    latencies_ms: tuple[float, ...]
+    form: DecisionForm | None
+    """How the log was read from JSON (None when it was built in Python)."""
+
+    def __init__(
+        self,
+        inputs: Iterable[str],
+        costs_usd: Iterable[float | None],
+        latencies_ms: Iterable[float],
+        *,
+        turns: Iterable[int] | None = None,
+        form: DecisionForm | None = None,
+    ) -> None:
+        self.inputs = tuple(inputs)
+        self.costs_usd = tuple(costs_usd)
+        self.latencies_ms = tuple(latencies_ms)
+        count = len(self.inputs)
+        if len(self.costs_usd) != count or len(self.latencies_ms) != count:
+            raise ValueError(
+                f"the decision columns differ in length: {count} inputs, "
+                f"{len(self.costs_usd)} costs, {len(self.latencies_ms)} latencies"
+            )
+        listed = None if turns is None else tuple(turns)
+        if listed is not None and len(listed) != count:
+            raise ValueError(f"{len(listed)} turns for {count} decisions")
+        self._turns = None if listed is None or _positional(listed) else listed
+        self.form = form
+
+    @classmethod
+    def of(cls, decisions: Iterable[Decision], *, form: DecisionForm | None = None) -> DecisionLog:
+        """The columns of ``decisions`` (taken as they are: nothing is validated again)."""
+        if isinstance(decisions, DecisionLog):
+            return decisions
+        rows = decisions if isinstance(decisions, list | tuple) else list(decisions)
+        return cls(
+            map(_INPUT, rows),
+            map(_COST, rows),
+            map(_LATENCY, rows),
+            turns=map(_TURN, rows),
+            form=form,
+        )
+
+    @property
+    def turns(self) -> Sequence[int]:
+        """Each decision's turn: its 1-based position, unless the decisions said otherwise."""
+        return self._turns if self._turns is not None else range(1, len(self.inputs) + 1)
+
+    @property
+    def positional(self) -> bool:
+        """True when the turns are 1, 2, 3 ... (always so for a v2 record)."""
+        return self._turns is None
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+    def _decision(self, index: int) -> Decision:
+        turn = self._turns[index] if self._turns is not None else index + 1
+        return Decision.model_construct(
+            turn=turn,
+            input=self.inputs[index],
+            cost_usd=self.costs_usd[index],
+            latency_ms=self.latencies_ms[index],
+        )
+
+    @overload
+    def __getitem__(self, index: int) -> Decision: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Decision, ...]: ...
+    def __getitem__(self, index: int | slice) -> Decision | tuple[Decision, ...]:
+        if isinstance(index, slice):
+            return tuple(self._decision(i) for i in range(*index.indices(len(self))))
+        count = len(self.inputs)
+        if not -count <= index < count:
+            raise IndexError("decision index out of range")
+        return self._decision(index % count)
+
+    def __iter__(self) -> Iterator[Decision]:
+        return (self._decision(i) for i in range(len(self.inputs)))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.inputs, self.costs_usd, self.latencies_ms, tuple(self.turns))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DecisionLog):
+            return self._key() == other._key()
+        if isinstance(other, tuple | list):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"DecisionLog({len(self)} decisions)"
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The v1 JSON form: one ``{turn, input, cost_usd, latency_ms}`` object per decision."""
+        return [
+            {"turn": t, "input": w, "cost_usd": c, "latency_ms": ms}
+            for t, w, c, ms in zip(
+                self.turns, self.inputs, self.costs_usd, self.latencies_ms, strict=True
+            )
+        ]
+
+    def columns(self) -> dict[str, list[Any]]:
+        """The v2 JSON form: three columns; ValueError when the turns are not positions."""
+        if self._turns is not None:
+            index, turn = next((i, t) for i, t in enumerate(self._turns, start=1) if t != i)
+            raise ValueError(
+                f"decision {index} is numbered turn {turn}: a v2 record's turns are positions"
+            )
+        return {
+            "inputs": list(self.inputs),
+            "costs_usd": list(self.costs_usd),
+            "latencies_ms": list(self.latencies_ms),
+        }
+
+    @classmethod
+    def _from_columns(cls, columns: DecisionColumns) -> DecisionLog:
+        return cls(columns.inputs, columns.costs_usd, columns.latencies_ms, form="columns")
+
+    @classmethod
+    def _from_rows(cls, rows: tuple[Decision, ...]) -> DecisionLog:
+        return cls.of(rows, form="rows")
+
+    @classmethod
+    def _from_python(cls, value: Any) -> DecisionLog:
+        if isinstance(value, DecisionColumns):
+            return cls._from_columns(value)
+        return cls.of(value)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, _source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        columns = core_schema.no_info_after_validator_function(
+            cls._from_columns, handler.generate_schema(DecisionColumns)
+        )
+        rows = core_schema.no_info_after_validator_function(
+            cls._from_rows, handler.generate_schema(tuple[Decision, ...])
+        )
+        python_rows = core_schema.no_info_after_validator_function(
+            cls._from_python, handler.generate_schema(tuple[Decision, ...])
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.union_schema([(columns, "columns"), (rows, "rows")]),
+            python_schema=core_schema.union_schema(
+                [
+                    (core_schema.is_instance_schema(cls), "log"),
+                    (columns, "columns"),
+                    (python_rows, "rows"),
+                ]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(_plain_form),
+        )
+
+
+def _plain_form(log: DecisionLog) -> Any:
+    """A log's JSON form out of a record: columns when its turns allow, else rows."""
+    return log.columns() if log.positional else log.rows()
+
+
+def _positional(turns: Sequence[int]) -> bool:
+    return set(map(type, turns)) <= {int} and list(turns) == list(range(1, len(turns) + 1))
+
+
+_TURN, _INPUT = attrgetter("turn"), attrgetter("input")
+_COST, _LATENCY = attrgetter("cost_usd"), attrgetter("latency_ms")
+
+
+_FORM_BY_SCHEMA: dict[str, Any] = {
+    "if": {"properties": {"schema": {"const": RECORD_SCHEMA_V1}}},
+    "then": {"properties": {"decisions": {"type": "array"}}},
+    "else": {"properties": {"decisions": {"type": "object"}}},
+}
+"""In the published schema: v1 records list decision objects, v2 records (the default) columns."""
+
+
 class RunRecord(_Frozen):
     """One episode, as recorded (see the module docstring).
 
@@ -186,12 +423,12 @@ class RunRecord(_Frozen):
     None in records written before identity milestones were counted apart.
     """
 
-    schema_: Literal["playproof/run/v1"] = Field("playproof/run/v1", alias="schema")
+    schema_: Literal["playproof/run/v1", "playproof/run/v2"] = Field(RECORD_SCHEMA, alias="schema")
     target: TargetPin
     actor: Actor
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
     limits: Limits
-    decisions: tuple[Decision, ...]
+    decisions: DecisionLog
     chain_head: Sha256Hex
     claimed: tuple[ClaimedMilestone, ...]
     milestones_total: Annotated[int, Field(ge=1)]
@@ -204,7 +441,31 @@ class RunRecord(_Frozen):
     started_at: ShortText
     finished_at: ShortText
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        json_schema_extra={"allOf": [_FORM_BY_SCHEMA]},
+    )
+
+    @field_serializer("decisions")
+    def _decisions_json(self, decisions: Sequence[Decision]) -> Any:
+        return self.decisions_json()
+
+    def decisions_json(self) -> Any:
+        """The decisions in this record's schema: v1 rows or v2 columns (values as they are)."""
+        log = self.log
+        return log.rows() if self.schema_ == RECORD_SCHEMA_V1 else log.columns()
+
+    @model_validator(mode="after")
+    def _form_matches_schema(self) -> Self:
+        form = self.decisions.form if isinstance(self.decisions, DecisionLog) else None
+        expected = "rows" if self.schema_ == RECORD_SCHEMA_V1 else "columns"
+        if form is not None and form != expected:
+            raise ValueError(
+                f"a {self.schema_} record lists its decisions as {expected}, not as {form}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _identity_consistent(self) -> Self:
@@ -239,11 +500,29 @@ class RunRecord(_Frozen):
     @property
     def inputs(self) -> tuple[str, ...]:
         """The input log, in order."""
-        return tuple(d.input for d in self.decisions)
+        return self.log.inputs
+
+    @property
+    def log(self) -> DecisionLog:
+        """The decisions as columns (converted when a copy was given a plain tuple)."""
+        return DecisionLog.of(self.decisions)
+
+    def as_schema(self, schema: Literal["playproof/run/v1", "playproof/run/v2"]) -> RunRecord:
+        """The same record written in ``schema`` (same decisions, same chain head)."""
+        return self.model_copy(update={"schema_": schema})
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form that is signed and hashed (unknown later fields left out)."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The JSON form that is signed and hashed (unknown later fields left out).
+
+        The decisions are v1 rows or v2 columns, as the record's schema says.
+        """
+        rest = self.model_dump(mode="json", by_alias=True, exclude={"decisions"})
+        document: dict[str, Any] = {}
+        for key, value in rest.items():
+            document[key] = value
+            if key == "limits":
+                document["decisions"] = self.decisions_json()
+        return document
 
     @property
     def score(self) -> Score:
@@ -273,7 +552,144 @@ def parse_run_record(data: Any) -> RunRecord:
     Strict as the published schema is: ``"seed": "0"``, ``"game_over": "yes"``
     or ``"turn": 1.0`` are refused, not coerced. Raises
     :class:`~playproof.errors.FormatError` and nothing else for any input.
+
+    A v2 record's columns are checked in bulk (:func:`read_decision_columns`)
+    and kept as parsed, so a long record is parsed once, never into one model
+    per decision.
     """
     if isinstance(data, RunRecord):
         return data
-    return parse_model(RunRecord, data, limit=MAX_RECORD_BYTES, what="record")
+    if isinstance(data, bytes | bytearray | memoryview | str):
+        text: bytes | str = bytes(data) if not isinstance(data, str) else data
+        with paused_gc():
+            parsed = parse_json(text, limit=MAX_RECORD_BYTES, what="record")
+        if not _columnar(parsed):
+            del parsed
+            return validate_strict(RunRecord, text, what="record")
+        return read_parsed_record(parsed)
+    return read_parsed_record(data)
+
+
+def _columnar(data: Any) -> bool:
+    return (
+        type(data) is dict
+        and data.get("schema") == RECORD_SCHEMA
+        and type(data.get("decisions")) is dict
+    )
+
+
+_NO_DECISIONS: Final[dict[str, list[Any]]] = {"inputs": [], "costs_usd": [], "latencies_ms": []}
+
+
+def read_parsed_record(data: Any) -> RunRecord:
+    """Read a record strictly from parsed JSON (no NaN, no repeated keys, as a JSON parser gives).
+
+    A v2 record's columns are checked by :func:`read_decision_columns` and
+    kept (no copy of a long column is made); everything else is judged by the
+    schema exactly as :func:`parse_run_record` judges text.
+    """
+    if not _columnar(data):
+        return parse_model(RunRecord, data, limit=MAX_RECORD_BYTES, what="record")
+    log = read_decision_columns(data["decisions"])
+    record = parse_model(
+        RunRecord, {**data, "decisions": _NO_DECISIONS}, limit=MAX_RECORD_BYTES, what="record"
+    )
+    return record.model_copy(update={"decisions": log})
+
+
+_COLUMN_NAMES: Final = ("inputs", "costs_usd", "latencies_ms")
+_NUMBER_TYPES: Final = frozenset({float, int})
+_MAX_FLOATS = 4096
+"""Distinct integers one column's conversion remembers (costs repeat a few values)."""
+
+
+def read_decision_columns(columns: Any) -> DecisionLog:
+    """A v2 record's decision columns, checked in bulk as strictly as the schema says.
+
+    ``inputs`` are non-empty strings of at most MAX_INPUT_BYTES in UTF-8;
+    ``costs_usd`` non-negative finite numbers or null; ``latencies_ms``
+    non-negative finite numbers; the three of one length. Raises
+    :class:`~playproof.errors.FormatError` naming the first bad value. A
+    property test holds this to the same verdicts as the schema's model.
+    """
+    where = "record is not valid: decisions"
+    if type(columns) is not dict:
+        raise FormatError(f"{where}: a v2 record's decisions are an object of three columns")
+    if set(columns) != set(_COLUMN_NAMES):
+        names = sorted(map(str, columns))[:8]
+        raise FormatError(f"{where}: the columns are {list(_COLUMN_NAMES)}, not {names}")
+    for name in _COLUMN_NAMES:
+        if type(columns[name]) is not list:
+            raise FormatError(f"{where}.{name}: must be an array")
+    inputs, costs, latencies = (columns[name] for name in _COLUMN_NAMES)
+    if not len(inputs) == len(costs) == len(latencies):
+        raise FormatError(
+            f"{where}: the columns differ in length: {len(inputs)} inputs, {len(costs)} costs, "
+            f"{len(latencies)} latencies"
+        )
+    bad = _first_bad_input(inputs)
+    if bad is not None:
+        raise FormatError(
+            f"{where}.inputs.{bad}: must be a non-empty string of at most "
+            f"{MAX_INPUT_BYTES} bytes in UTF-8"
+        )
+    costs = _measured(costs, f"{where}.costs_usd", nullable=True)
+    latencies = _measured(latencies, f"{where}.latencies_ms", nullable=False)
+    return DecisionLog(inputs, costs, latencies, form="columns")
+
+
+def _first_bad_input(inputs: list[Any]) -> int | None:
+    if not set(map(type, inputs)) <= {str}:
+        return next(i for i, word in enumerate(inputs) if type(word) is not str)
+    if "" in inputs:
+        return inputs.index("")
+    return first_too_large(inputs)
+
+
+def _measured(values: list[Any], where: str, *, nullable: bool) -> list[Any]:
+    """``values`` as floats (None kept when ``nullable``); FormatError at the first bad one."""
+    kinds = set(map(type, values))
+    allowed = _NUMBER_TYPES | ({type(None)} if nullable else set())
+    ok = kinds <= allowed
+    numbers = values if type(None) not in kinds else [v for v in values if v is not None]
+    if ok and int in kinds:
+        try:
+            values = _as_floats(values)
+        except OverflowError:
+            ok = False
+        else:
+            numbers = [v for v in values if v is not None]
+    if ok and all(map(math.isfinite, numbers)) and (not numbers or min(numbers) >= 0):
+        return values
+    index = next(i for i, v in enumerate(values) if not _one_measured(v, nullable=nullable))
+    what = "a non-negative finite number or null" if nullable else "a non-negative finite number"
+    raise FormatError(f"{where}.{index}: must be {what}")
+
+
+def _as_floats(values: list[Any]) -> list[Any]:
+    """Integers as floats (a float field reads 0 as 0.0), one float object per distinct integer."""
+    floats: dict[int, float] = {}
+    converted: list[Any] = []
+    append = converted.append
+    for value in values:
+        if type(value) is int:
+            number = floats.get(value)
+            if number is None:
+                number = float(value)
+                if len(floats) < _MAX_FLOATS:
+                    floats[value] = number
+            append(number)
+        else:
+            append(value)
+    return converted
+
+
+def _one_measured(value: Any, *, nullable: bool) -> bool:
+    if value is None:
+        return nullable
+    if type(value) not in _NUMBER_TYPES:
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:
+        return False

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from playproof.core.canonical import parse_json, parse_model, validate_strict
 from playproof.errors import FormatError
@@ -77,6 +77,14 @@ def b64decode(text: str) -> bytes:
         raise FormatError(f"invalid base64: {exc}") from exc
 
 
+def _bounded_payload(text: str) -> str:
+    # The bound is read when checked, not frozen into the model, so that it is
+    # the module's one named constant everywhere it applies.
+    if len(text) > MAX_PAYLOAD_CHARS:
+        raise ValueError(f"the payload is over {MAX_PAYLOAD_CHARS} characters")
+    return text
+
+
 class EnvelopeSignature(BaseModel):
     """One DSSE signature: the signer's key id and the base64 signature."""
 
@@ -91,7 +99,11 @@ class Envelope(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    payload: Annotated[str, Field(max_length=MAX_PAYLOAD_CHARS)]
+    payload: Annotated[
+        str,
+        AfterValidator(_bounded_payload),
+        WithJsonSchema({"maxLength": MAX_PAYLOAD_CHARS, "title": "Payload", "type": "string"}),
+    ]
     payloadType: Annotated[str, Field(min_length=1, max_length=MAX_PAYLOAD_TYPE_CHARS)]  # noqa: N815
     signatures: Annotated[
         tuple[EnvelopeSignature, ...], Field(min_length=1, max_length=MAX_SIGNATURES)
@@ -130,6 +142,7 @@ def parse_envelope(data: bytes | str | Any) -> Envelope:
         raise FormatError(f"an envelope is a JSON object, not {type(value).__name__}")
     try:
         if raw is not None:  # the text itself, checked above for repeated keys and NaN
+            del value  # the parsed copy of a long payload is not kept while the model is built
             return validate_strict(Envelope, raw, what="envelope")
         return parse_model(Envelope, value, limit=MAX_ENVELOPE_BYTES, what="envelope")
     except FormatError as exc:

@@ -12,6 +12,8 @@ strictly: a value the published schema forbids (``"seed": "0"``, ``"turn":
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring
 from typing import Any
@@ -22,11 +24,16 @@ from playproof.core.canonical import (
     canonical_json,
     canonical_number,
     canonical_object,
+    canonical_strings,
     sha256_hex,
     validate_strict,
 )
-from playproof.core.chain import Decision
-from playproof.core.record import RunRecord
+from playproof.core.record import (
+    RECORD_SCHEMA,
+    RECORD_SCHEMA_V1,
+    RunRecord,
+    read_parsed_record,
+)
 from playproof.core.report import CheckResult, Verdict, verdict_of
 from playproof.errors import FormatError
 from playproof.sign._dsse import Envelope
@@ -68,42 +75,188 @@ _SAFE_INTEGER = 2**53
 def record_bytes(record: RunRecord) -> bytes:
     """The RFC 8785 bytes of ``record.to_json()``, the decisions written directly.
 
-    A record is mostly decisions; each is written from its four fields, its
-    ``{"cost_usd":..,"input":..,"latency_ms":`` prefix remembered per (input,
-    cost) pair, instead of being dumped to a dict and canonicalized. Any
-    value this cannot vouch for (and any decision shape it does not know)
-    takes the general path; a property test holds the two equal.
+    A record is mostly decisions. A v2 record's columns are written column by
+    column (the inputs by the C encoder, each number by
+    :func:`~playproof.core.canonical.canonical_number`); a v1 record's
+    decisions from their four fields, the ``{"cost_usd":..,"input":..,
+    "latency_ms":`` prefix remembered per (input, cost) pair. Any value this
+    cannot vouch for takes the general path; property tests hold the two equal.
     """
-    if tuple(sorted(Decision.model_fields)) == _DECISION_FIELDS:
-        rows = ((d.input, d.cost_usd, d.latency_ms, d.turn) for d in record.decisions)
-        try:
-            decisions = _decisions_bytes(rows)
-        except (FormatError, UnicodeEncodeError):
-            pass
+    log = record.log
+    rest = record.model_dump(mode="json", by_alias=True, exclude={"decisions"})
+    members = {key: canonical_json(value) for key, value in rest.items()}
+    try:
+        if record.schema_ == RECORD_SCHEMA_V1:
+            rows = zip(log.inputs, log.costs_usd, log.latencies_ms, log.turns, strict=True)
+            parts = [_decisions_bytes(rows)]
         else:
-            rest = record.model_dump(mode="json", by_alias=True, exclude={"decisions"})
-            members = {key: canonical_json(value) for key, value in rest.items()}
-            return canonical_object({**members, "decisions": decisions})
-    return canonical_json(record.to_json())
+            parts = _columns_parts(log.columns())
+    except (FormatError, UnicodeEncodeError):
+        parts = [canonical_json(record.decisions_json())]
+    except ValueError as exc:  # turns that are not positions: no v2 form
+        raise FormatError(f"the record has no {record.schema_} form: {exc}") from exc
+    return _spliced(members, parts)
+
+
+def _spliced(members: dict[str, bytes], decisions: list[bytes]) -> bytes:
+    """The canonical object of ``members`` with ``decisions`` (in parts) as its decisions.
+
+    Joined once: a long record's bytes are never copied whole on the way.
+    """
+    # NUL never appears raw in canonical JSON (strings escape it), so it marks the spot.
+    marked = canonical_object({**members, "decisions": b"\x00"})
+    prefix, _, suffix = marked.partition(b"\x00")
+    return b"".join([prefix, *decisions, suffix])
 
 
 def predicate_bytes(predicate: Any) -> bytes:
     """The RFC 8785 bytes of a record as parsed from JSON, the decisions written directly.
 
     What a verifier hashes: the record exactly as received. Equal to
-    ``canonical_json(predicate)`` (a property test holds them equal); a
-    decision that is not a plain four-member object takes the general path.
+    ``canonical_json(predicate)`` (a property test holds them equal); decisions
+    that are neither plain four-member objects nor three plain columns take
+    the general path.
     """
     decisions = predicate.get("decisions") if type(predicate) is dict else None
-    if type(decisions) is list:
-        try:
-            text = _decisions_bytes(_json_rows(decisions))
-        except (FormatError, KeyError, UnicodeEncodeError):
-            pass
+    try:
+        if type(decisions) is list:
+            parts = [_decisions_bytes(_json_rows(decisions))]
+        elif type(decisions) is dict:
+            parts = _columns_parts(decisions)
         else:
-            members = {k: canonical_json(v) for k, v in predicate.items() if k != "decisions"}
-            return canonical_object({**members, "decisions": text})
-    return canonical_json(predicate)
+            return canonical_json(predicate)
+    except (FormatError, KeyError, UnicodeEncodeError):
+        return canonical_json(predicate)
+    members = {k: canonical_json(v) for k, v in predicate.items() if k != "decisions"}
+    return _spliced(members, parts)
+
+
+_COLUMN_KEYS = ("costs_usd", "inputs", "latencies_ms")
+"""A v2 record's decision columns in RFC 8785 order; the writer below knows no others."""
+
+
+def _columns_parts(columns: dict[str, Any]) -> list[bytes]:
+    """``{"costs_usd":[..],"inputs":[..],"latencies_ms":[..]}`` in parts; FormatError if unsure."""
+    if len(columns) != len(_COLUMN_KEYS) or any(
+        type(columns.get(key)) is not list for key in _COLUMN_KEYS
+    ):
+        raise FormatError("not three plain columns")
+    costs, inputs, latencies = (columns[key] for key in _COLUMN_KEYS)
+    return [
+        b'{"costs_usd":',
+        *_numbers_parts(costs, nullable=True),
+        b',"inputs":',
+        *_strings_parts(inputs),
+        b',"latencies_ms":',
+        *_numbers_parts(latencies, nullable=False),
+        b"}",
+    ]
+
+
+def _strings_parts(words: list[Any]) -> list[bytes]:
+    """A column of strings in RFC 8785 form, a chunk at a time (as canonical_strings writes it)."""
+    if not words:
+        return [b"[]"]
+    parts = [b"["]
+    for start in range(0, len(words), _CHUNK):
+        if start:
+            parts.append(b",")
+        parts.append(canonical_strings(words[start : start + _CHUNK])[1:-1])
+    parts.append(b"]")
+    return parts
+
+
+_CHUNK = 8192
+"""Numbers written per chunk: a long column never exists as a million separate strings."""
+
+
+def _numbers_parts(values: Sequence[Any], *, nullable: bool) -> list[bytes]:
+    """A column of numbers (and nulls when ``nullable``) in RFC 8785 form, a chunk at a time.
+
+    FormatError for a value that is not a number (or null where allowed) or
+    has no canonical form.
+    """
+    if not values:
+        return [b"[]"]
+    seen: dict[Any, str] = {}
+    plain = _PLAIN_NULLABLE if nullable else _PLAIN
+    parts: list[bytes] = []
+    for start in range(0, len(values), _CHUNK):
+        chunk = values[start : start + _CHUNK]
+        text = _repeated_chunk(chunk, plain) or _plain_chunk(chunk, plain)
+        parts += (b"," if parts else b"[", text or _chunk(chunk, seen, nullable))
+    parts.append(b"]")
+    return parts
+
+
+_FEW = 16
+"""A chunk whose first _SAMPLE values hold at most this many distinct ones is written by table."""
+_SAMPLE = 64
+_MAX_TABLE = 256
+
+
+def _repeated_chunk(chunk: Sequence[Any], plain: frozenset[type]) -> bytes | None:
+    """A chunk of a few repeated values (costs: 0 or a fixed price), each formatted once.
+
+    None when the chunk is not such, or holds both integers and floats (2**60
+    and 2.0**60 are equal but print differently, so they cannot share a row).
+    """
+    kinds = set(map(type, chunk))
+    if not kinds <= plain | {int} or {int, float} <= kinds:
+        return None
+    if len(set(chunk[:_SAMPLE])) > _FEW:
+        return None
+    distinct = set(chunk)
+    if len(distinct) > _MAX_TABLE:
+        return None
+    table = {value: "null" if value is None else canonical_number(value) for value in distinct}
+    return ",".join(map(table.__getitem__, chunk)).encode("ascii")
+
+
+_PLAIN: frozenset[type] = frozenset({float})
+_PLAIN_NULLABLE: frozenset[type] = frozenset({float, type(None)})
+_FLOATS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_NOT_ECMASCRIPT = re.compile(r"e|\.0[,\]]")
+"""What repr() writes unlike ECMAScript: an exponent, or ``.0`` after an integral value."""
+
+
+def _plain_chunk(chunk: Sequence[Any], plain: frozenset[type]) -> bytes | None:
+    """The chunk written by the C encoder, or None when a value may print otherwise.
+
+    repr() of a float is ECMAScript's shortest form except in exponent form and
+    for integral values (``5.0`` is ``5``); the text is searched for both.
+    """
+    if not set(map(type, chunk)) <= plain:
+        return None
+    try:
+        text = _FLOATS(list(chunk))
+    except ValueError:  # NaN or an infinity: the careful path says so
+        return None
+    if _NOT_ECMASCRIPT.search(text) is not None:
+        return None
+    return text[1:-1].encode("ascii")
+
+
+def _chunk(chunk: Sequence[Any], seen: dict[Any, str], nullable: bool) -> bytes:
+    """The chunk number by number (memo ``seen`` shared across chunks)."""
+    parts: list[str] = []
+    append = parts.append
+    for value in chunk:
+        kind = type(value)
+        # Equal numbers print alike only as floats or safe integers (2**60 and 2.0**60 do not).
+        key = (kind, value) if kind is float or kind is int else None
+        text = seen.get(key) if key is not None else None
+        if text is None:
+            if value is None and nullable:
+                text = "null"
+            elif kind is bool or value is None:
+                raise FormatError("not a number")
+            else:
+                text = canonical_number(value)
+            if key is not None and len(seen) < _MAX_PREFIXES:
+                seen[key] = text
+        append(text)
+    return ",".join(parts).encode("ascii")
 
 
 def _json_rows(decisions: list[Any]) -> Iterator[tuple[Any, Any, Any, Any]]:
@@ -142,6 +295,14 @@ def _build_pin(record: RunRecord) -> dict[str, str]:
     return {f"build:{record.target.game_id}": record.target.build_digest}
 
 
+def _read_columnar(predicate: Any) -> RunRecord | None:
+    """A v2 record read from its parsed JSON (columns kept as parsed); None for any other."""
+    decisions = predicate.get("decisions") if type(predicate) is dict else None
+    if type(decisions) is not dict or predicate.get("schema") != RECORD_SCHEMA:
+        return None  # v1 rows: reading the text is faster than the parsed objects
+    return read_parsed_record(predicate)
+
+
 def _read_record(text: bytes) -> RunRecord:
     return validate_strict(RunRecord, text, what="run record")
 
@@ -154,6 +315,7 @@ RUN_RECORD: PredicateKind[RunRecord] = PredicateKind(
     pins=_build_pin,
     encode=record_bytes,
     encode_parsed=predicate_bytes,
+    read_parsed=_read_columnar,
 )
 """The run-record predicate kind (for :func:`~playproof.sign.verify_statement` and friends)."""
 

@@ -159,6 +159,10 @@ class PredicateKind(Generic[P]):
     """The canonical bytes of ``write(value)``, written faster (optional; tests hold it equal)."""
     encode_parsed: Callable[[Any], bytes] | None = None
     """The canonical bytes of a predicate parsed from JSON, written faster (optional, likewise)."""
+    read_parsed: Callable[[Any], P | None] | None = None
+    """Reads the predicate from its parsed JSON, as strictly as ``read`` reads its text, or
+    returns None to have the text read (optional): used when the payload is canonical, so
+    a long predicate is parsed once."""
 
     def canonical(self, value: P) -> bytes:
         """The canonical JSON bytes of ``value`` as a predicate."""
@@ -174,7 +178,11 @@ class PredicateKind(Generic[P]):
 
     def subjects_for(self, value: P, predicate: bytes) -> dict[str, str]:
         """The subjects, given the predicate's canonical bytes (own digest first)."""
-        return {self.self_subject: sha256_hex(predicate), **self.pins(value)}
+        return self.subjects_with(value, sha256_hex(predicate))
+
+    def subjects_with(self, value: P, digest: str) -> dict[str, str]:
+        """The subjects, given the SHA-256 hex of the predicate's canonical bytes."""
+        return {self.self_subject: digest, **self.pins(value)}
 
     def subjects(self, value: P) -> dict[str, str]:
         """The subjects (name -> sha256 hex) a statement about ``value`` must have."""

@@ -29,6 +29,7 @@ from playproof.core.canonical import (
     parse_json,
     parse_model,
     paused_gc,
+    sha256_hex,
 )
 from playproof.core.report import CheckId, CheckResult, Verdict, verdict_of
 from playproof.errors import FormatError
@@ -51,7 +52,13 @@ P = TypeVar("P")
 
 @dataclass(frozen=True)
 class StatementVerdict(Generic[P]):
-    """The checks run on a signed statement, the key that verified, and what was read."""
+    """The checks run on a signed statement, the key that verified, and what was read.
+
+    ``statement`` carries the statement's own fields with an empty predicate:
+    the predicate is ``value``, read strictly. The parsed JSON of a long
+    predicate is dropped as soon as its digest is known, so a million-decision
+    record is never held twice.
+    """
 
     checks: list[CheckResult]
     key_id: str | None = None
@@ -116,11 +123,13 @@ def _load_payload(payload: bytes) -> dict[str, Any]:
 
 def _read_statement(
     kind: PredicateKind[P], envelope: Envelope, payload: bytes, expected_predicate_type: str
-) -> tuple[Statement, P, bytes]:
+) -> tuple[Statement, P, str]:
     """Parse and validate the payload; FormatError says what is wrong.
 
-    Returns the statement, the predicate read as ``kind``'s value, and the
-    predicate's canonical bytes (what its digest is taken over).
+    Returns the statement (its predicate left empty), the predicate read as
+    ``kind``'s value, and the SHA-256 hex of the predicate's canonical bytes.
+    Those bytes and the parsed payload are released before the predicate is
+    read, so they never coexist with the value in memory.
     """
     if envelope.payloadType != IN_TOTO_PAYLOAD_TYPE:
         raise FormatError(
@@ -144,9 +153,12 @@ def _read_statement(
         body = kind.canonical_parsed(predicate)
     except FormatError as exc:
         raise FormatError(f"the predicate is not valid: {exc}") from exc
-    if _is_canonical_around(payload, document, body):
-        # The payload is canonical: ``body`` is the predicate's bytes as received.
-        text = body
+    span = _canonical_span(payload, document, body)
+    text: bytes | None = None
+    if span is not None:
+        # The payload is canonical: ``body`` is the predicate's bytes as received,
+        # and the parsed predicate is faithful to them (no repeated key, no 1.0).
+        parsed_reader = kind.read_parsed
     else:
         # Written by other tooling: parse again with the reference parser,
         # refusing repeated keys, and read the predicate from a faithful (not
@@ -157,15 +169,28 @@ def _read_statement(
             text = json.dumps(predicate, allow_nan=False).encode("ascii")
         except (FormatError, ValueError, RecursionError) as exc:
             raise FormatError(f"the predicate is not valid: {exc}") from exc
+        parsed_reader = None
+    # Only the digest of the canonical bytes is kept; a kind that reads the parsed
+    # predicate keeps what it needs of it (a v2 record its columns), and the rest
+    # of the parsed payload is released before the text, if needed, is read.
+    digest = sha256_hex(body)
+    del body
     try:
-        value = kind.read(text)
+        value = parsed_reader(predicate) if parsed_reader is not None else None
+        del document, predicate, probe
+        if value is None:
+            # Canonical: the predicate's own bytes in the payload; else the faithful rewrite.
+            value = kind.read(payload[span[0] : span[1]] if span is not None else text or b"")
     except (ValueError, FormatError) as exc:
         raise FormatError(f"the predicate is not valid: {_describe(exc)}") from exc
-    return statement.model_copy(update={"predicate": predicate}), value, body
+    return statement, value, digest
 
 
-def _is_canonical_around(payload: bytes, document: dict[str, Any], body: bytes) -> bool:
-    """True when ``payload`` is the canonical form of ``document`` with ``body`` as its predicate.
+def _canonical_span(
+    payload: bytes, document: dict[str, Any], body: bytes
+) -> tuple[int, int] | None:
+    """Where ``body`` sits in ``payload`` when the payload is the canonical form of ``document``
+    with ``body`` as its predicate; None when it is not.
 
     Compared in place: the statement's other members are serialized (they are
     small) around a marker, and the long predicate is compared as a slice.
@@ -174,12 +199,13 @@ def _is_canonical_around(payload: bytes, document: dict[str, Any], body: bytes) 
     # NUL never appears raw in canonical JSON (strings escape it), so it marks the spot.
     prefix, _, suffix = canonical_object({**members, "predicate": b"\x00"}).partition(b"\x00")
     end = len(payload) - len(suffix)
-    return (
+    canonical = (
         end - len(prefix) == len(body)
         and payload.startswith(prefix)
         and payload.endswith(suffix)
         and memoryview(payload)[len(prefix) : end] == body
     )
+    return (len(prefix), end) if canonical else None
 
 
 def _subjects_reason(statement: Statement, expected: dict[str, str]) -> tuple[bool, str]:
@@ -230,7 +256,7 @@ def _verify(
 
     try:
         with paused_gc():
-            statement, value, predicate = _read_statement(
+            statement, value, digest = _read_statement(
                 kind, envelope, payload, expected_predicate_type
             )
     except FormatError as exc:
@@ -241,7 +267,7 @@ def _verify(
     checks.add("statement-well-formed", True, f"in-toto Statement v1 of {statement.predicateType}")
 
     try:
-        passed, reason = _subjects_reason(statement, kind.subjects_for(value, predicate))
+        passed, reason = _subjects_reason(statement, kind.subjects_with(value, digest))
     except (ValueError, FormatError) as exc:
         passed, reason = False, f"cannot recompute the subjects: {exc}"
     checks.add("subjects-match", passed, reason)

@@ -16,7 +16,6 @@ name when replay then fails to reproduce the record.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
 from typing import Any
 
 from playproof.core.chain import ChainLinker, genesis_hash
@@ -31,7 +30,6 @@ from playproof.errors import FormatError, PlayproofError
 __all__ = ["attest", "library_differences", "parse_record"]
 
 _REPLAYABLE = (VerificationMode.REPLAY,)
-_TURN, _INPUT, _COST = attrgetter("turn"), attrgetter("input"), attrgetter("cost_usd")
 
 
 def parse_record(data: Any) -> tuple[RunRecord | None, str]:
@@ -43,9 +41,10 @@ def parse_record(data: Any) -> tuple[RunRecord | None, str]:
     if isinstance(data, RunRecord):
         return data, "record is a validated RunRecord"
     try:
-        return parse_run_record(data), "record matches playproof/run/v1"
+        record = parse_run_record(data)
     except FormatError as exc:
         return None, f"record is malformed: {exc}"
+    return record, f"record matches {record.schema_}"
 
 
 def _check(check_id: Any, passed: bool, reason: str) -> CheckResult:
@@ -88,38 +87,37 @@ def _mode(record: RunRecord, game: Game) -> CheckResult:
 
 
 def _chain(record: RunRecord) -> CheckResult:
-    decisions = record.decisions
-    turns = list(map(_TURN, decisions))
-    if turns != list(range(1, len(turns) + 1)):
-        index, turn = next((i, t) for i, t in enumerate(turns, start=1) if t != i)
+    log = record.log
+    if not log.positional:
+        index, turn = next((i, t) for i, t in enumerate(log.turns, start=1) if t != i)
         return _check("decision-chain-intact", False, f"decision {index} is numbered turn {turn}")
     pin = record.target
     genesis = genesis_hash(pin.game_id, pin.build_digest, pin.contract_hash, seed=record.seed)
     # One tight loop over the columns: the same head as link_hash folded over
     # the decisions (a property test holds the two equal).
     try:
-        head = ChainLinker(genesis).extend(
-            1, list(map(_INPUT, decisions)), list(map(_COST, decisions))
-        )
+        head = ChainLinker(genesis).extend(1, log.inputs, log.costs_usd)
     except UnicodeEncodeError:
         return _check("decision-chain-intact", False, "an input is not valid Unicode")
     if head != record.chain_head:
         return _check(
             "decision-chain-intact", False, "recomputed chain head differs from the recorded head"
         )
-    return _check("decision-chain-intact", True, f"{len(decisions)} decisions chain to the head")
+    return _check("decision-chain-intact", True, f"{len(log)} decisions chain to the head")
 
 
 def _accounting(record: RunRecord) -> CheckResult:
+    log = record.log
     spent = 0.0
     latency = 0.0
     unmeasured = 0
-    for decision in record.decisions:
-        if decision.cost_usd is None:
+    for cost in log.costs_usd:
+        if cost is None:
             unmeasured += 1
         else:
-            spent += decision.cost_usd
-        latency += decision.latency_ms
+            spent += cost
+    for ms in log.latencies_ms:
+        latency += ms
     acc = record.accounting
     problems = []
     if spent != acc.spent_usd:
@@ -139,15 +137,16 @@ def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
     if count > limits.max_turns:
         problems.append(f"{count} decisions exceed the {limits.max_turns}-turn limit")
     if limits.budget_usd is not None:
+        log = record.log
         spent = 0.0
-        for decision in record.decisions:
-            if decision.cost_usd is None:
-                problems.append(f"turn {decision.turn} has no measured cost under a budget")
+        for turn, cost in zip(log.turns, log.costs_usd, strict=True):
+            if cost is None:
+                problems.append(f"turn {turn} has no measured cost under a budget")
                 break
             if spent >= limits.budget_usd:
-                problems.append(f"turn {decision.turn} was taken after the budget was spent")
+                problems.append(f"turn {turn} was taken after the budget was spent")
                 break
-            spent += decision.cost_usd
+            spent += cost
     stop = record.stop_reason
     expected = _expected_stop(record, result)
     if expected is not None and stop is not expected:
