@@ -162,10 +162,19 @@ def test_a_fifo_given_as_a_trusted_key_is_refused_at_once(
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "a device"), (".", "a folder")])
 def test_devices_and_folders_are_refused(tmp_path: Path, path: str, kind: str) -> None:
-    for command in ("verify", "show"):
+    # `verify` reads a folder as a batch of records, so only `show` refuses one.
+    commands = ("verify", "show") if kind == "a device" else ("show",)
+    for command in commands:
         result = cli(command, path, cwd=tmp_path)
         assert result.returncode == 3
         assert f"is {kind}, not a regular file" in result.stderr
+
+
+def test_verify_of_a_folder_without_records_is_a_one_line_error(tmp_path: Path) -> None:
+    result = cli("verify", ".", cwd=tmp_path)
+    assert result.returncode == 3
+    assert "no record files to verify" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.timeout(10)
