@@ -65,7 +65,7 @@ from playproof.core.record import RunRecord, RunSettings, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.engine import DEFAULT_MAX_TURNS, TurnReport
 from playproof.errors import FormatError, PlayproofError, RunError
-from playproof.exec import BatchVerdict, verify_many
+from playproof.exec import BatchVerdict, record_files, verify_many
 from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, parse_envelope, sign_record
 from playproof.targets import Target, list_targets, read_contract
 
@@ -641,6 +641,7 @@ def _verify_batch(
 ) -> None:
     """Verify many records on an executor; print one line each and a summary."""
     quiet = _wants_json(json_output)
+    records = record_files(records)  # a batch with nothing to verify fails before any bar
     retried: list[str] = []
 
     def on_retry(message: str) -> None:
