@@ -34,7 +34,10 @@ system-deps:
 	bash scripts/system-deps.sh
 
 unit: $(VENV)/.test-installed system-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -m 'not ray'
+	# A Ray driver keeps native threads alive for the rest of its process, so its
+	# tests get a pytest process of their own.
+	$(BIN)/pytest -m ray
 
 test: lint typecheck contracts unit
 

@@ -37,7 +37,7 @@ from playproof.exec._ray import RayExecutor, check_nodes
 from playproof.sign import SigningKey, sign_record
 from playproof.verify import ReplayJob, SerialReplayer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 TARGET = resolve_target("native/2048")
 MOVES = ("up", "left", "down", "right")
