@@ -217,9 +217,13 @@ def server() -> Iterator[Server]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the session (Debian's, by path)."""
+    """One headless Chromium per test module (Debian's, by path).
+
+    Per module, not per session: Playwright's sync API keeps an event loop running
+    in this thread until it stops, and later tests call ``asyncio.run``.
+    """
     try:
         sync_api: Any = importlib.import_module("playwright.sync_api")
     except ImportError:

@@ -83,7 +83,9 @@ def bootstrap_interval(values: Sequence[float]) -> tuple[float, float] | None:
         rng=np.random.default_rng(BOOTSTRAP_SEED),
     )
     low, high = result.confidence_interval
-    return float(low), float(high)
+    # A resample's mean lies between the sample's extremes; np.mean's rounding can
+    # step a hair outside them (7 x 1/7 averages to just under 1/7), so clamp.
+    return max(float(low), min(values)), min(float(high), max(values))
 
 
 def ranks(scores: Sequence[float]) -> list[float]:
