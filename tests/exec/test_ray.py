@@ -228,8 +228,12 @@ def test_ctrl_c_stops_the_command_and_frees_every_cpu_of_the_cluster(cluster: st
         *[sys.executable, "-c", "from playproof.cli import main; main()", "calibrate"],
         *["ale/breakout", "--walks", "60", "--executor", "ray", "--ray-address", cluster],
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     executor = RayExecutor(address=cluster)  # this test's own view of the cluster
+    idle = time.monotonic() + 60
+    while _free_cpus() < 2 and time.monotonic() < idle:
+        time.sleep(0.2)  # an earlier test's tasks may still be ending: start from an idle cluster
+    assert _free_cpus() == 2
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while _free_cpus() > 0 and time.monotonic() < deadline:
