@@ -27,6 +27,7 @@ from playproof.service.grades.models import Grade
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import RunStatus
+from playproof.service.verification import count_raise, parse_report
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, parse_envelope
 
 if TYPE_CHECKING:
@@ -179,21 +180,11 @@ def grade_raised(session: Session, grade_id: str, error: BaseException) -> bool:
     if grade is None or grade.status != RunStatus.PENDING.value:
         session.rollback()
         return True
-    grade.attempts = (grade.attempts or 0) + 1
-    grade.error_kind = type(error).__name__[:64]
-    failed = grade.attempts >= MAX_GRADE_ATTEMPTS
-    if failed:
-        grade.status = RunStatus.FAILED.value
-        grade.finished_at = utc_now()
+    failed = count_raise(grade, error, MAX_GRADE_ATTEMPTS)
     session.commit()
     return failed
 
 
 def stored_grade_report(grade: Grade) -> VerificationReport | None:
     """The stored verification report (None while pending or if unreadable)."""
-    if grade.report is None:
-        return None
-    try:
-        return VerificationReport.model_validate_json(grade.report)
-    except ValueError:
-        return None
+    return parse_report(grade.report)

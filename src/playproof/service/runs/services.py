@@ -21,6 +21,7 @@ from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import Run, RunStatus
+from playproof.service.verification import count_raise, parse_report
 from playproof.sign import (
     MAX_ENVELOPE_BYTES,
     RUN_RECORD_SUBJECT,
@@ -246,7 +247,6 @@ def finish_run(
 
 MAX_REPLAY_ATTEMPTS = 3
 """How often a replay that raises is tried before the run is marked ``failed``."""
-MAX_ERROR_KIND_CHARS = 64
 
 
 def replay_raised(session: Session, run_id: str, error: BaseException) -> bool:
@@ -259,12 +259,7 @@ def replay_raised(session: Session, run_id: str, error: BaseException) -> bool:
     if run is None or run.status != RunStatus.PENDING.value:
         session.rollback()
         return True
-    run.attempts = (run.attempts or 0) + 1
-    run.error_kind = type(error).__name__[:MAX_ERROR_KIND_CHARS]
-    failed = run.attempts >= MAX_REPLAY_ATTEMPTS
-    if failed:
-        run.status = RunStatus.FAILED.value
-        run.finished_at = utc_now()
+    failed = count_raise(run, error, MAX_REPLAY_ATTEMPTS)
     session.commit()
     return failed
 
@@ -283,9 +278,4 @@ def signed_record(run: Run) -> RunRecord | None:
 
 def stored_report(run: Run) -> VerificationReport | None:
     """The stored verification report (None while pending or if unreadable)."""
-    if run.report is None:
-        return None
-    try:
-        return VerificationReport.model_validate_json(run.report)
-    except ValueError:
-        return None
+    return parse_report(run.report)
