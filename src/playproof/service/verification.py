@@ -7,16 +7,21 @@ and the verification report's JSON in ``report``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from playproof.core.report import VerificationReport
 from playproof.service.db import utc_now
 from playproof.service.runs.models import RunStatus
 
-__all__ = ["MAX_ERROR_KIND_CHARS", "Verified", "count_raise", "parse_report"]
+__all__ = ["MAX_ERROR_KIND_CHARS", "Verified", "add_once", "count_raise", "parse_report"]
 
 MAX_ERROR_KIND_CHARS = 64
+_Item = TypeVar("_Item")
 
 
 class Verified(Protocol):
@@ -51,3 +56,23 @@ def parse_report(text: str | None) -> VerificationReport | None:
         return VerificationReport.model_validate_json(text)
     except ValueError:
         return None
+
+
+def add_once(
+    session: Session, item: _Item, existing: Callable[[], _Item | None]
+) -> tuple[_Item, bool]:
+    """Store ``item`` (commits); (item, True), or (the stored one, False) when it raced.
+
+    Uploads are unique by envelope digest: when the same envelope raced in from
+    another request, the insert fails and the stored upload is the answer.
+    """
+    session.add(item)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raced = existing()
+        if raced is None:
+            raise
+        return raced, False
+    return item, True

@@ -16,7 +16,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from playproof.core.canonical import canonical_json, parse_json
@@ -27,7 +26,7 @@ from playproof.service.grades.models import Grade
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import RunStatus
-from playproof.service.verification import count_raise, parse_report
+from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, parse_envelope
 
 if TYPE_CHECKING:
@@ -91,16 +90,9 @@ def ingest_grade(session: Session, owner_id: int, body: bytes) -> tuple[Grade, b
         status=RunStatus.PENDING.value,
         attempts=0,
     )
-    session.add(grade)
-    try:
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        raced = session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
-        if raced is None:
-            raise
-        return raced, False
-    return grade, True
+    return add_once(
+        session, grade, lambda: session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
+    )
 
 
 def _self_subject(payload: bytes) -> str:

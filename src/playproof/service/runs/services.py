@@ -21,7 +21,7 @@ from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import Run, RunStatus
-from playproof.service.verification import count_raise, parse_report
+from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import (
     MAX_ENVELOPE_BYTES,
     RUN_RECORD_SUBJECT,
@@ -158,17 +158,10 @@ def ingest(
         ),
         attempts=0,
     )
-    session.add(run)
-    try:
-        session.commit()
-    except IntegrityError:
-        # The same envelope raced in from another request: that one is the run.
-        session.rollback()
-        raced = session.scalar(select(Run).where(Run.envelope_sha256 == digest))
-        if raced is None:
-            raise
-        return Ingested(raced, created=False, record=record)
-    return Ingested(run, created=True, record=record)
+    stored, created = add_once(
+        session, run, lambda: session.scalar(select(Run).where(Run.envelope_sha256 == digest))
+    )
+    return Ingested(stored, created=created, record=record)
 
 
 def _subjects(payload: bytes) -> list[tuple[str, str]]:
