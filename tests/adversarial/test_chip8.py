@@ -21,7 +21,6 @@ from playproof.corpus import (
     load_manifest,
 )
 from playproof.corpus._build import chip8_picture_bits
-from playproof.corpus._jail import python_paths
 from playproof.corpus._manifest import CorpusManifest
 from playproof.corpus._shipped import shipped_paths
 from playproof.errors import FormatError
@@ -47,7 +46,8 @@ def test_a_screen_that_is_not_2048_bits_is_a_protocol_error(mode: str, reason: s
     manifest, answers, roms = _shipped()
     spec = CandidateSpec(
         command=(sys.executable, str(CANDIDATES / "chip8_hostile.py")),
-        read_only=(*python_paths(), CANDIDATES),
+        read_only=(CANDIDATES,),
+        runtime="python",
         env={"CHIP8_MODE": mode},
     )
     run = grade_candidate(load_corpus(manifest, roms), answers, spec)

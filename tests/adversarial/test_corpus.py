@@ -43,6 +43,7 @@ from playproof.corpus._jail import (
     reserve_lanes,
 )
 from playproof.corpus._manifest import MAX_CORPUS_BYTES
+from playproof.corpus._runtime import RuntimeView
 from playproof.corpus._watch import disk_use
 from playproof.corpus._wire import MAX_ROM_BYTES
 from playproof.errors import FormatError, RunError
@@ -68,6 +69,8 @@ def _grade_args(corpus: Synthetic, candidate: str, out: Path) -> list[str]:
         "grade",
         "--candidate",
         candidate,
+        "--runtime",
+        "python",
         "--corpus",
         str(corpus.manifest_path),
         "--answers",
@@ -88,7 +91,7 @@ def _grade_args(corpus: Synthetic, candidate: str, out: Path) -> list[str]:
 
 def test_a_serial_flood_fails_its_case_and_the_rest_grade(tmp_path: Path) -> None:
     corpus = synthetic(tmp_path, {"flood": b"FLOOD" + bytes(300), "calm": b"CALM" + bytes(300)})
-    spec = command_candidate((sys.executable, str(SYNTHETIC)))
+    spec = command_candidate((sys.executable, str(SYNTHETIC)), runtime="python")
     run = grade_candidate(
         load_corpus(corpus.manifest, corpus.roms), corpus.answers, spec, limits=QUICK
     )
@@ -158,7 +161,8 @@ def test_a_build_that_copies_the_answers_gets_nothing(
 ) -> None:
     corpus = synthetic(tmp_path, {"calm": b"CALM" + bytes(300)})
     # As in a wheel install: the interpreter's folders the build sees hold the package.
-    monkeypatch.setattr(_task, "python_paths", lambda: (*python_paths(), PACKAGE_PARENT))
+    shown = RuntimeView(visible=(*python_paths(), PACKAGE_PARENT), hidden=())
+    monkeypatch.setattr(_task, "runtime_view", lambda runtime: shown)
     steal = (
         f"cp -r {DATA} stolen; cat {DATA}/*/answers.json > copied.json; "
         f"cat {corpus.answers_path} > custom.json; exit 0"

@@ -21,7 +21,6 @@ from playproof.corpus import (
     shipped_paths,
 )
 from playproof.corpus._build import mooneye_applies, picture_sha256
-from playproof.corpus._jail import python_paths
 from playproof.errors import FormatError
 
 CANDIDATES = Path(__file__).resolve().parents[1] / "corpus" / "candidates"
@@ -53,7 +52,8 @@ def test_a_screen_byte_that_is_no_shade_fails_the_case_as_a_protocol_error() -> 
     )
     hostile = CandidateSpec(
         command=(sys.executable, str(CANDIDATES / "bad_shade.py")),
-        read_only=(*python_paths(), CANDIDATES),
+        read_only=(CANDIDATES,),
+        runtime="python",
     )
     run = grade_candidate(load_corpus(manifest, roms), answers, hostile)
     (seen,) = run.observations

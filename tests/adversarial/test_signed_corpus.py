@@ -113,6 +113,8 @@ def test_a_case_file_swapped_with_its_pin_grades_untrusted(tmp_path: Path) -> No
             "grade",
             "--candidate",
             f"{sys.executable} {SYNTHETIC_CANDIDATE}",
+            "--runtime",
+            "python",
             "--corpus",
             str(folder / "manifest.json"),
             "--answers",
@@ -197,6 +199,7 @@ def _task(tmp_path: Path) -> Path:
         "roms": str(manifest.with_name("roms")),
         "controller_key": str(public),
         "candidate": [sys.executable, "candidate.py"],
+        "runtime": "python",
         "case_seconds": 20,
     }
     (task / "task.json").write_text(json.dumps(spec))

@@ -20,7 +20,6 @@ from playproof.corpus import (
     load_manifest,
     shipped_paths,
 )
-from playproof.corpus._jail import python_paths
 
 CANDIDATES = Path(__file__).parent / "candidates"
 collect_ignore = ["candidates"]  # scripts run inside the jail, not test modules
@@ -99,6 +98,7 @@ def cheat() -> Callable[..., CandidateSpec]:
 def _cheat(name: str, **env: str) -> CandidateSpec:
     return CandidateSpec(
         command=(sys.executable, str(CANDIDATES / f"{name}.py")),
-        read_only=(*python_paths(), CANDIDATES),
+        read_only=(CANDIDATES,),
+        runtime="python",
         env=env,
     )

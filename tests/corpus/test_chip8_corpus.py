@@ -28,7 +28,6 @@ from playproof.corpus import (
 )
 from playproof.corpus._build import CHIP8_CASES, chip8_picture_bits
 from playproof.corpus._catalog import REFERENCE_RESULTS
-from playproof.corpus._jail import python_paths
 from playproof.corpus._manifest import load_reference_results
 from playproof.corpus._reference import reference_candidate_spec
 from playproof.corpus._shipped import corpus_dir
@@ -192,7 +191,8 @@ def test_the_game_boy_reference_cannot_run_chip8_cases() -> None:
 def _replay(folder: Path, **env: str) -> CandidateSpec:
     return CandidateSpec(
         command=(sys.executable, str(CANDIDATES / "chip8_replay.py")),
-        read_only=(*python_paths(), CANDIDATES, folder),
+        read_only=(CANDIDATES, folder),
+        runtime="python",
         env={"CHIP8_SCREENS": str(folder), **env},
     )
 

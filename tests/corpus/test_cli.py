@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 import playproof.cli._corpus  # noqa: F401  (registers the commands)
 from playproof.cli._app import app
 from playproof.corpus import reference_candidate
+from playproof.corpus.chip8 import candidate as chip8_candidate
+from playproof.corpus.chip8 import machine as chip8_machine
 from playproof.errors import FormatError
 
 
@@ -74,14 +76,44 @@ def test_tampered_rom_stops_grade_before_any_case(subset: Any, tmp_path: Path) -
     assert not (tmp_path / "g.json").exists()
 
 
-def test_task_run_tests_rewards_progress_and_not_repetition(subset: Any, tmp_path: Path) -> None:
+def test_task_run_tests_rewards_progress_and_not_repetition(tmp_path: Path) -> None:
     task = tmp_path / "task"
     assert (
         _invoke(
-            "task", "init", str(task), "--candidate", f"{sys.executable} candidate.py"
+            "task", "init", str(task), "--corpus", "chip8", "--candidate", "python3 candidate.py"
         ).exit_code
         == 0
     )
+    assert json.loads((task / "task.json").read_text())["runtime"] == "python"
+    starter = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
+    assert (starter["status"], starter["passed"], starter["reward"]) == ("graded", 0, 0)
+
+    # An honest interpreter written with the standard library only (playproof's own).
+    _copy_chip8_interpreter(task / "workspace")
+    built = json.loads(
+        _invoke("--json", "task", "run-tests", "--task", str(task), "--filter", "nothing").output
+    )
+    assert (built["passed"], built["reward"], built["finished"]) == (8, 8, True)
+    again = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
+    assert (again["reward"], again["cumulative"]) == (0, 8)
+    progress = json.loads(_invoke("--json", "task", "progress", "--task", str(task)).output)
+    assert progress == {"passed": 8, "denominator": 8, "cumulative": 8}
+    rows = (task / "last.tsv").read_text().splitlines()
+    assert len(rows) == 9
+    assert all("\t1\t" in r for r in rows[1:])
+
+
+def _copy_chip8_interpreter(workspace: Path) -> None:
+    """The CHIP-8 reference's three stdlib-only files, laid out as it runs as a script."""
+    for module in (chip8_candidate, chip8_machine, reference_candidate):
+        shutil.copyfile(str(module.__file__), workspace / Path(str(module.__file__)).name)
+
+
+def test_the_reference_copied_into_a_task_finds_no_pyboy(subset: Any, tmp_path: Path) -> None:
+    """The grader's packages are not in a task's jail: wrapping the reference scores 0."""
+    task = tmp_path / "task"
+    command = f"{sys.executable} candidate.py"  # the grader's own venv interpreter, by path
+    assert _invoke("task", "init", str(task), "--candidate", command).exit_code == 0
     spec = json.loads((task / "task.json").read_text())
     spec.update(
         manifest=str(subset.manifest_path),
@@ -90,19 +122,9 @@ def test_task_run_tests_rewards_progress_and_not_repetition(subset: Any, tmp_pat
         controller_key=str(subset.controller_key),
     )
     (task / "task.json").write_text(json.dumps(spec))
-
-    starter = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
-    assert (starter["status"], starter["passed"], starter["reward"]) == ("graded", 0, 0)
-
     shutil.copyfile(reference_candidate.__file__, task / "workspace" / "candidate.py")
-    built = json.loads(
-        _invoke("--json", "task", "run-tests", "--task", str(task), "--filter", "nothing").output
-    )
-    assert (built["passed"], built["reward"], built["finished"]) == (4, 4, True)
-    again = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
-    assert (again["reward"], again["cumulative"]) == (0, 4)
-    progress = json.loads(_invoke("--json", "task", "progress", "--task", str(task)).output)
-    assert progress == {"passed": 4, "denominator": 4, "cumulative": 4}
-    rows = (task / "last.tsv").read_text().splitlines()
-    assert len(rows) == 5
-    assert all(r.endswith("match") or "\t1\t" in r for r in rows[1:])
+    report = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
+    assert (report["status"], report["passed"], report["reward"]) == ("graded", 0, 0)
+    rows = (task / "last.tsv").read_text().splitlines()[1:]
+    assert rows
+    assert all("crash" in row for row in rows)  # ModuleNotFoundError: pyboy

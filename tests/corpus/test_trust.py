@@ -50,6 +50,8 @@ def _grade(manifest: Path, out: Path, *extra: str) -> dict[str, Any]:
         "grade",
         "--candidate",
         f"{sys.executable} {SYNTHETIC_CANDIDATE}",
+        "--runtime",
+        "python",
         "--corpus",
         str(manifest),
         "--answers",

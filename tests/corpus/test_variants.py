@@ -104,7 +104,8 @@ def _reference(corpus: Corpus, roms: Path) -> CandidateSpec:
 def _cheat(name: str, folder: Path | None = None, **env: str) -> CandidateSpec:
     return CandidateSpec(
         command=(sys.executable, str(CANDIDATES / f"{name}.py")),
-        read_only=(*python_paths(), CANDIDATES, *([folder] if folder else [])),
+        read_only=(CANDIDATES, *([folder] if folder else [])),
+        runtime="python",
         env=env,
     )
 
@@ -117,6 +118,7 @@ def _shifted(platform: str, shift: int = 3) -> CandidateSpec:
         command=(sys.executable, str(CANDIDATES / "shifted.py")),
         read_only=(*python_paths(), CANDIDATES, script.parent, loop),
         env={"REFERENCE_SCRIPT": str(script), "SHIFT": str(shift)},
+        runtime="grader",  # an honest emulator made from the reference itself
     )
 
 

@@ -107,6 +107,7 @@ def synthetic_task(folder: Path, corpus: Synthetic, *, signed: bool = True, **fi
         "answers": str(corpus.answers_path),
         "roms": str(corpus.roms),
         "candidate": [sys.executable, "candidate.py"],
+        "runtime": "python",
         "case_seconds": 20,
         **fields,
     }

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
+import signal
+import subprocess
+import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.progress import Progress
@@ -24,6 +28,7 @@ from playproof.cli._app import (
     _emit,
     _wants_json,
     app,
+    say_retried,
 )
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
@@ -60,6 +65,12 @@ from playproof.corpus._build import (
     mooneye_applies,
 )
 from playproof.corpus._catalog import REFERENCE_RESULTS, list_corpora
+from playproof.corpus._channel import (
+    ServedTask,
+    agent_shell_command,
+    prepare_served_task,
+    resolve_agent,
+)
 from playproof.corpus._grading import candidate_digest, command_candidate
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
 from playproof.corpus._trust import (
@@ -78,7 +89,9 @@ from playproof.corpus._variants import (
     parse_seed,
     verify_variants,
 )
-from playproof.exec import check_grading_executor
+from playproof.corpus.task_client import SOCKET_NAME, ChannelError, ask, render
+from playproof.errors import NotSupportedError, RunError
+from playproof.exec import check_grading_executor, check_grading_nodes, open_executor
 from playproof.sign import SigningKey
 
 __all__ = ["corpus_app", "task_app"]
@@ -91,6 +104,23 @@ app.add_typer(corpus_app, name="corpus")
 app.add_typer(task_app, name="task")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+class RuntimeName(StrEnum):
+    """What a candidate's jail shows besides its own files (``playproof.corpus._runtime``)."""
+
+    NATIVE = "native"
+    PYTHON = "python"
+
+
+RuntimeOption = Annotated[
+    RuntimeName,
+    typer.Option(
+        help="What the candidate's jail shows besides its files: 'native' (system folders "
+        "only) or 'python' (also a Python interpreter, standard library only); never "
+        "the grader's own interpreter or packages.",
+    ),
+]
 ControllerKeys = Annotated[
     list[Path] | None,
     typer.Option(
@@ -111,6 +141,10 @@ def _progress(total: int, quiet: bool, label: str) -> tuple[Progress, Any]:
 def _write_json(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+
+
+def _runtime(name: RuntimeName) -> Literal["native", "python"]:
+    return "python" if name == RuntimeName.PYTHON else "native"
 
 
 class BuildKind(StrEnum):
@@ -282,6 +316,11 @@ def _results_table(results: list[CaseResult], title: str) -> Table:
     return table
 
 
+def _retried(retried: list[str], notice: str) -> None:
+    retried.append(notice)
+    say_retried(notice)
+
+
 @app.command("grade")
 def grade_command(
     candidate: Annotated[
@@ -299,6 +338,7 @@ def grade_command(
     build_dir: Annotated[
         Path | None, typer.Option(help="Candidate build folder: hashed, visible read-only.")
     ] = None,
+    runtime: RuntimeOption = RuntimeName.NATIVE,
     jobs: Annotated[int, typer.Option(help="Cases graded at once.")] = 2,
     reuse: Annotated[int, typer.Option(help="Cases per candidate process (1: fresh each).")] = 1,
     case_seconds: Annotated[float, typer.Option(help="Wall-clock limit per case.")] = 120.0,
@@ -359,7 +399,9 @@ def grade_command(
         spec = dataclasses.replace(reference, hidden=hidden, secret=secret)
     else:
         command = tuple(shlex.split(candidate))
-        spec = command_candidate(command, build_dir=build_dir, hidden=hidden, secret=secret)
+        spec = command_candidate(
+            command, build_dir=build_dir, hidden=hidden, secret=secret, runtime=_runtime(runtime)
+        )
     quiet = _wants_json(json_output)
     progress, task = _progress(manifest.denominator, quiet, manifest.corpus_id)
 
@@ -368,19 +410,39 @@ def grade_command(
             task, advance=1, status=f"{observation.case_id[-30:]} {observation.outcome}"
         )
 
-    with progress:
-        run = grade_candidate(
-            loaded,
-            expected,
-            spec,
-            build_digest=candidate_digest(command, build_dir),
-            jobs=jobs,
-            cases_per_process=reuse,
-            limits=JailLimits(wall_seconds=case_seconds),
-            on_case=seen,
-            trust=trust,
-            variants=plan,
+    retried: list[str] = []
+    cluster = None
+    if executor == ExecutorName.RAY:
+        # Each case group is one Ray task; every node must build the jail (checked first).
+        cluster, _ = open_executor(
+            "ray", address=ray_address, on_retry=lambda notice: _retried(retried, notice)
         )
+    try:
+        if cluster is not None:
+            check_grading_nodes(
+                spec, *([reference_candidate_spec(manifest.platform)] if variants else [])
+            )
+        with progress:
+            run = grade_candidate(
+                loaded,
+                expected,
+                spec,
+                build_digest=candidate_digest(command, build_dir),
+                jobs=jobs,
+                cases_per_process=reuse,
+                limits=JailLimits(wall_seconds=case_seconds),
+                on_case=seen,
+                trust=trust,
+                variants=plan,
+                executor=cluster,
+                isolation="auto" if cluster is None else "bubblewrap",
+            )
+    except BaseException:
+        if cluster is not None:
+            cluster.shutdown(wait=False, cancel_futures=True)
+        raise
+    if cluster is not None:
+        cluster.shutdown()
     key, _ = ensure_signing_key(key_dir)
     target = out or Path("playproof-runs") / f"grade-{manifest.corpus_id}.json"
     path = write_document(target, sign_grade(run.record, key).to_json())
@@ -394,6 +456,7 @@ def grade_command(
                 "trust_reason": trust.reason,
                 "reward": run.record.reward,
                 "variants": len(run.record.variants),
+                "retried": len(retried),
                 "record": str(path),
                 "results": [r.model_dump() for r in run.grade.results],
             }
@@ -500,12 +563,14 @@ def task_init(
     candidate: Annotated[str, typer.Option(help="Candidate command.")] = "python3 candidate.py",
     build: Annotated[str | None, typer.Option(help="Build command.")] = None,
     corpus: Annotated[str, typer.Option(help="Shipped corpus.")] = "blargg",
+    runtime: RuntimeOption = RuntimeName.PYTHON,
 ) -> None:
     """Create a task folder (instructions, protocol spec, starter workspace)."""
     spec = TaskSpec(
         corpus=corpus,
         candidate=shlex.split(candidate),
         build=shlex.split(build) if build else None,
+        runtime=_runtime(runtime),
     )
     init_task(folder, spec)
     console.print(f"task created in {folder}")
@@ -519,8 +584,14 @@ def task_run(
     ] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Build in the jail, grade the whole corpus, print failures and the reward."""
+    """Build in the jail, grade the whole corpus, print failures and the reward.
+
+    In a served task (a grader.sock in the task folder) the task's grader does it.
+    """
     quiet = _wants_json(json_output)
+    if (task / SOCKET_NAME).exists():
+        _ask_grader(task, "run-tests", filter_text, quiet)
+        return
     progress, bar = _progress(0, quiet, "cases")
     with progress:
         report = task_run_tests(
@@ -566,9 +637,86 @@ def task_run(
 @task_app.command("progress")
 def task_progress_command(task: TaskDir = Path("."), json_output: JsonFlag = False) -> None:
     """Current pass count and cumulative reward (no rebuild)."""
+    if (task / SOCKET_NAME).exists():
+        _ask_grader(task, "progress", None, _wants_json(json_output))
+        return
     passed, total, cumulative, last = task_progress(task)
     if _wants_json(json_output):
         _emit({"passed": passed, "denominator": total, "cumulative": cumulative})
         return
     when = f", last build {last.status} at {last.at:%Y-%m-%d %H:%M}" if last else ""
     console.print(f"{passed} of {total} pass; cumulative reward {cumulative:+d}{when}")
+
+
+def _ask_grader(task: Path, op: str, failure_filter: str | None, quiet: bool) -> None:
+    """Send one request to a served task's grader and print its reply."""
+    try:
+        reply = ask(str(task / SOCKET_NAME), op, failure_filter)
+    except ChannelError as exc:
+        raise RunError(f"{exc}; is `playproof task serve` running for {task}?") from None
+    if quiet:
+        _emit(reply)
+    else:
+        console.print(line(render(reply)))
+    if not reply.get("ok"):
+        raise typer.Exit(1)
+
+
+@task_app.command("serve")
+def task_serve_command(
+    task: TaskDir = Path("."),
+    agent_user: Annotated[
+        str, typer.Option(help="The agent's own unprivileged user (name or uid).")
+    ] = "",
+    same_user: Annotated[
+        bool,
+        typer.Option(
+            help="Serve as an ordinary user, agent and grader alike: every grade untrusted."
+        ),
+    ] = False,
+) -> None:
+    """Serve TASK's grader to its agent over TASK/grader.sock until interrupted (root).
+
+    Sets the task up first: the grader owns .playproof and the answers, the
+    agent owns the workspace; refused while the agent could read a secret.
+    """
+    if not agent_user and not same_user:
+        raise typer.BadParameter("--agent-user is required (or --same-user)")
+    agent = resolve_agent(agent_user) if agent_user else os.getuid()
+    untrusted = prepare_served_task(task, agent, same_user=same_user)
+    served = ServedTask(task, agent, untrusted=untrusted)
+    served.open()
+    console.print(line(f"serving {task.resolve()} to uid {agent} on {served.path}"))
+    if untrusted:
+        console.print(line(styled("untrusted", "yellow"), f": {untrusted}; every reward is 0"))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a plain kill also removes the socket
+    try:
+        served.serve(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        served.close()
+
+
+@task_app.command("shell", context_settings={"allow_extra_args": True})
+def task_shell_command(
+    command: Annotated[list[str], typer.Argument(help="The agent's command (after --).")],
+    task: TaskDir = Path("."),
+    agent_user: Annotated[str, typer.Option(help="The agent's user (name or uid).")] = "",
+    bind: Annotated[
+        list[Path] | None,
+        typer.Option(help="A further folder the agent's shell shows read-only (repeatable)."),
+    ] = None,
+) -> None:
+    """Run COMMAND as the task's agent in its sandbox (root, bubblewrap); exit with its status."""
+    if os.geteuid() != 0:
+        raise NotSupportedError(
+            "the agent's shell runs the agent as its own user, which needs root; as an "
+            "ordinary user, run the agent yourself and serve with --same-user (untrusted)"
+        )
+    if not agent_user:
+        raise typer.BadParameter("--agent-user is required")
+    argv = agent_shell_command(task, resolve_agent(agent_user), command, binds=tuple(bind or ()))
+    done = subprocess.run(argv, check=False)
+    raise typer.Exit(done.returncode)

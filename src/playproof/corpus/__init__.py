@@ -10,6 +10,7 @@ passing cases against the previous build; grade records are signed.
 from __future__ import annotations
 
 from playproof.corpus._build import build_corpus, generate_answers, read_sums
+from playproof.corpus._channel import TaskReply, TaskRequest
 from playproof.corpus._grader import CaseResult, Grade, grade, grade_case
 from playproof.corpus._grading import GradingRun, candidate_digest, grade_candidate, tree_digest
 from playproof.corpus._jail import (
@@ -78,6 +79,8 @@ __all__ = [
     "RewardState",
     "RunOutcome",
     "SerialAnswer",
+    "TaskReply",
+    "TaskRequest",
     "VariantPin",
     "VariantPlan",
     "bubblewrap_usable",

@@ -47,6 +47,7 @@ __all__ = [
     "JailLimits",
     "JailSpec",
     "JailedProcess",
+    "bubblewrap_command",
     "bubblewrap_usable",
     "check_reachable",
     "kill_uid",
@@ -182,6 +183,15 @@ def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
     if uid is not None:
         args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     return args
+
+
+def bubblewrap_command(spec: JailSpec, uid: int | None) -> list[str]:
+    """The bubblewrap argv (up to ``--``) that starts a program as ``spec`` says, as ``uid``.
+
+    ``uid`` is dropped to inside the sandbox (root only); ``None`` keeps the caller's.
+    No resource limits: :func:`launch` adds those for candidates and builds.
+    """
+    return _bwrap_prefix(spec, uid)
 
 
 def _refuse_readable_secrets(spec: JailSpec, uid: int) -> None:

@@ -27,6 +27,7 @@ def reference_candidate_spec(platform: str = "dmg") -> CandidateSpec:
     Game Boy script whose request loop it shares) and the interpreter's
     folders are visible in the jail; where those folders hold the package (a
     wheel install), the jail covers its corpus data folder, answers included.
+    It is the one candidate that runs under the ``grader`` runtime.
     """
     script = Path(reference_candidate.__file__).resolve()
     if platform == "chip8":
@@ -34,10 +35,12 @@ def reference_candidate_spec(platform: str = "dmg") -> CandidateSpec:
         return CandidateSpec(
             command=(sys.executable, "-I", str(chip8_script)),
             read_only=(*python_paths(), chip8_script.parent, script),
+            runtime="grader",
         )
     return CandidateSpec(
         command=(sys.executable, "-I", str(script)),
         read_only=(*python_paths(), script),
+        runtime="grader",
     )
 
 

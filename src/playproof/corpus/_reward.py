@@ -12,7 +12,8 @@ state itself and the corpus digest. A state that fails the signature check
 (edited by hand, or written under another key) is refused, never repaired.
 What the signature does not stop: whoever can read the grader's private key
 can forge a state, and whoever can write the state file can delete it or put
-back an older signed one.
+back an older signed one; a served task (``_channel``) keeps both with the
+grader's user.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from playproof.corpus._protocol import (
     CandidateTimeout,
     ProtocolBreach,
 )
+from playproof.corpus._runtime import Runtime, runtime_command, runtime_view
 from playproof.corpus._wire import (
     CHIP8_KEYS,
     CHIP8_SCREEN_BYTES,
@@ -113,6 +115,9 @@ class CandidateSpec:
     env: dict[str, str] = field(default_factory=dict)
     workdir: Path | None = None
     """Working directory inside the jail (default: the private /tmp)."""
+    runtime: Runtime = "native"
+    """What the jail shows besides ``read_only`` (``_runtime``): never the grader's
+    interpreter or libraries unless ``grader`` (the reference candidate only)."""
 
 
 @dataclass(frozen=True)
@@ -395,9 +400,13 @@ def run_corpus(
     after another per slot, the serial baseline of ``benchmarks/bench_corpus.py``).
     """
     chosen = resolve_isolation(isolation)
+    view = runtime_view(candidate.runtime)
+    candidate = dataclasses.replace(
+        candidate, command=runtime_command(candidate.command, candidate.runtime)
+    )
     spec = JailSpec(
-        read_only=candidate.read_only,
-        hidden=candidate.hidden,
+        read_only=(*view.visible, *candidate.read_only),
+        hidden=(*candidate.hidden, *view.hidden),
         secret=candidate.secret,
         limits=limits or JailLimits(),
         isolation=chosen,

@@ -7,12 +7,14 @@ reward, per-case TSV) and ``playproof task progress`` (no rebuild). A filter
 only narrows which failures are listed; the score is always the whole corpus.
 
 The reward state is signed by the task's grader key, kept in the task's
-``.playproof`` folder (hidden from every jail). That folder is not out of the
-agent's own shell's reach yet: an agent that reads the grader's private key
-can forge a state, and one that deletes the folder starts a new history.
-Running the agent as its own user, with the key readable only by the grader,
-is later work. Feedback is ``full`` (pass count, reward, failures and the
-per-case TSV files) or ``disabled`` (the build result only).
+``.playproof`` folder (hidden from every jail). Run this way, as the grader's
+own user, the agent's shell can reach that folder: an agent that reads the
+grader's private key can forge a state. A served task (``_channel``) runs the
+agent as a user of its own and keeps the folder, the answers and the key with
+the grader. ``runtime`` in ``task.json`` says what the build and candidate
+jails show besides the workspace (``_runtime``). Feedback is ``full`` (pass
+count, reward, failures and the per-case TSV files) or ``disabled`` (the
+build result only).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from playproof.corpus._grading import (
     grade_candidate,
     tree_digest,
 )
-from playproof.corpus._jail import JailLimits, JailSpec, launch, python_paths, reserve_lanes
+from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
 from playproof.corpus._manifest import (
     Corpus,
     CorpusAnswers,
@@ -46,6 +48,7 @@ from playproof.corpus._manifest import (
 )
 from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation
+from playproof.corpus._runtime import runtime_command, runtime_view
 from playproof.corpus._shipped import protocol_text, shipped_paths
 from playproof.corpus._trust import (
     CorpusTrust,
@@ -61,10 +64,12 @@ from playproof.sign import SigningKey
 
 __all__ = [
     "MAX_LISTED_FAILURES",
+    "PRIVATE_FOLDER",
     "TaskReport",
     "TaskSpec",
     "init_task",
     "load_task",
+    "task_answers_path",
     "task_progress",
     "task_run_tests",
 ]
@@ -74,6 +79,8 @@ MAX_LISTED_FAILURES = 20
 MAX_TASK_BYTES = 64 * 1024
 """The largest ``task.json`` read; a task file is a few hundred bytes."""
 MAX_BUILD_LOG = 4000
+PRIVATE_FOLDER = ".playproof"
+"""The grader's own folder in a task: its key and the signed reward state."""
 STATE_FILE = ".playproof/reward.json"
 GRADER_KEY_FILE = ".playproof/grader.pem"
 """The task's grader key: signs the reward state (see the module's threat model)."""
@@ -119,6 +126,10 @@ class TaskSpec(BaseModel):
     """Build command (argv) run in the workspace, in the jail, before grading."""
     candidate: Annotated[list[str], Field(min_length=1)]
     """Candidate command (argv) run in the workspace (read-only), in the jail."""
+    runtime: Literal["native", "python"] = "native"
+    """What the build and candidate jails show besides the workspace: ``native``, the
+    system's folders only (a compiled binary); ``python``, also the grader's base
+    interpreter with its standard library. Never the grader's packages (``_runtime``)."""
     jobs: Annotated[int, Field(ge=1, le=64)] = 2
     build_seconds: Annotated[float, Field(gt=0, le=7200)] = 600.0
     case_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
@@ -198,6 +209,14 @@ def _corpus(
     return corpus, answers, private, trust, plan
 
 
+def task_answers_path(folder: Path) -> Path:
+    """The answers file the task grades with (the shipped corpus's, or ``answers`` in task.json)."""
+    spec = load_task(folder)
+    if spec.answers:
+        return (folder / spec.answers).resolve()
+    return shipped_paths(spec.corpus)[1].resolve()
+
+
 def _grader_key(folder: Path) -> SigningKey:
     """The task's grader key, made on first use."""
     path = folder / GRADER_KEY_FILE
@@ -246,16 +265,18 @@ def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, st
         writable_bytes=MAX_BUILD_BYTES,
         writable_files=MAX_BUILD_FILES,
     )
+    view = runtime_view(spec.runtime)
     jail = JailSpec(
-        read_only=python_paths(),
+        read_only=view.visible,
         writable=(workspace,),
-        hidden=private.hidden,
+        hidden=(*private.hidden, *view.hidden),
         secret=private.secret,
         limits=limits,
         workdir=workspace,
     )
     with reserve_lanes(1) as (lane,):
-        return _run_build(spec.build, spec, jail, lane)
+        build = list(runtime_command(tuple(spec.build), spec.runtime))
+        return _run_build(build, spec, jail, lane)
 
 
 def _run_build(build: list[str], spec: TaskSpec, jail: JailSpec, lane: int) -> tuple[bool, str]:
@@ -281,10 +302,13 @@ def task_run_tests(
     *,
     failure_filter: str | None = None,
     on_case: Callable[[CaseObservation], None] | None = None,
+    untrusted: str | None = None,
 ) -> TaskReport:
     """Build, grade the whole corpus, update the reward, write ``last.tsv`` and ``prev.tsv``.
 
-    With feedback disabled, only build: no grade, no reward, no TSV.
+    With feedback disabled, only build: no grade, no reward, no TSV. ``untrusted``
+    (a reason) records every grade as untrusted, reward 0, whatever the corpus's
+    signature: the grader serving the task could not keep its secrets from the agent.
     """
     spec = load_task(folder)
     workspace = (folder / spec.workspace).resolve()
@@ -315,10 +339,11 @@ def task_run_tests(
         return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
     candidate = CandidateSpec(
         command=tuple(spec.candidate),
-        read_only=(*python_paths(), workspace),
+        read_only=(workspace,),
         hidden=private.hidden,
         secret=private.secret,
         workdir=workspace,
+        runtime=spec.runtime,
     )
     started = time.monotonic()
     run = grade_candidate(
@@ -336,7 +361,8 @@ def task_run_tests(
         entry = state.record(build_digest, "grading-timed-out")
         save_state(state_path, state, grader)
         return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
-    entry = state.record(build_digest, "graded", run.grade.passing, trusted=trust.trusted)
+    trusted = trust.trusted and untrusted is None
+    entry = state.record(build_digest, "graded", run.grade.passing, trusted=trusted)
     save_state(state_path, state, grader)
     results = _write_results(folder, run.grade)
     failing = [r for r in run.grade.results if not r.passed]
@@ -372,7 +398,7 @@ def task_progress(folder: Path) -> tuple[int, int, int, RewardEntry | None]:
 
 def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
     """Create a task folder with instructions, the protocol spec and a starter workspace."""
-    chosen = spec or TaskSpec(candidate=["python3", "candidate.py"])
+    chosen = spec or TaskSpec(candidate=["python3", "candidate.py"], runtime="python")
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / "task.json").exists():
         raise FormatError(f"{folder} already holds a task")
@@ -389,13 +415,18 @@ def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
         "# Build a Game Boy (DMG) emulator\n\n"
         f"Work in `{chosen.workspace}/`. Your program speaks the line protocol in PROTOCOL.md on\n"
         f"stdin/stdout; it is started as `{' '.join(chosen.candidate)}` inside a jail with no\n"
-        "network and no view of the test ROMs or their answers.\n\n"
+        "network and no view of the test ROMs or their answers. Besides the workspace it\n"
+        f"sees the runtime task.json declares ({chosen.runtime}): `native` is the system's\n"
+        "folders only (a compiled binary), `python` adds a Python interpreter with its\n"
+        "standard library and no third-party packages.\n\n"
         "- `playproof task run-tests` builds, grades every case, prints the reward and a\n"
         "  sample of failures, and writes every case's result to last.tsv (the\n"
         "  build before it: prev.tsv).\n"
         "  `--filter TEXT` only narrows the failures listed; the score is always\n"
         "  the whole corpus.\n"
-        "- `playproof task progress` prints the current pass count and cumulative reward.\n",
+        "- `playproof task progress` prints the current pass count and cumulative reward.\n"
+        "- In a served task (your shell runs as a user of its own), `run-tests` and\n"
+        "  `run-tests --progress` (on your PATH) ask the task's grader to do the same.\n",
         encoding="utf-8",
     )
     return folder
