@@ -2,7 +2,8 @@
 
 Each hostile action must be refused before execution (no execute event, the
 account state digest unchanged), the run must end with the right failure
-reason, and exactly the named wallet_safety check must fail.
+reason, and exactly the named check of each group must fail (``wallet_safety``
+on both targets, ``rebalance_policy`` on ``solana/rebalance``).
 """
 
 from __future__ import annotations
@@ -15,16 +16,29 @@ pytest.importorskip("solders", reason="the Solana world needs the solana extra")
 
 from cryptography.hazmat.primitives.asymmetric import ec
 from policyworld import REFERENCE, envelope, play, swap_target
+from rebalanceworld import (
+    REBALANCE_REFERENCE,
+    allocation,
+    play_rebalance,
+    rebalance_envelope,
+    rebalance_target,
+)
 
 import playproof
-from playproof.core.canonical import canonical_json
+from playproof.core.canonical import canonical_json, digest
 from playproof.drivers import ScriptedDriver
-from playproof.policy import FailureReason, wallet_safety
+from playproof.policy import FailureReason, policy_groups, wallet_safety
 from playproof.policy.actions import parse_action
 from playproof.policy.authorization import sign_action
 from playproof.policy.envelope import parse_envelope
 from playproof.policy.game import SwapGame
-from playproof.policy.replay import wallet_safety_of_record
+from playproof.policy.replay import (
+    deployed_allocation,
+    deployed_envelope,
+    policy_groups_of_record,
+    replay_record,
+    wallet_safety_of_record,
+)
 
 _INTRUDER = ec.derive_private_key(424242, ec.SECP256R1())
 _FORGED = sign_action(_INTRUDER, parse_action("quote USDC JUP 100").canonical(1, "localnet"))
@@ -70,6 +84,11 @@ HOSTILE = {
         [f"quote USDC JUP 100 auth={_FORGED}"],
         FailureReason.AUTHORIZATION_SIGNATURE_REJECTED,
         "authorization_signature_check",
+    ),
+    "runtime exceeded": (
+        ["wait"] * 31,
+        FailureReason.WALLET_POLICY_REJECTED,
+        "envelope_runtime_seconds_check",
     ),
 }
 
@@ -196,3 +215,253 @@ def test_a_game_refuses_an_envelope_from_another_deployment_key() -> None:
     played = play(["quote USDC JUP 100"], envelope=other)
     assert played.failure is FailureReason.AUTHORIZATION_SIGNATURE_REJECTED
     assert SwapGame(envelope=other).descriptor.build.digest != SwapGame().descriptor.build.digest
+
+
+# -- solana/rebalance: hostile agents per rule, both groups ----------------------------
+
+_REJECTED = FailureReason.WALLET_POLICY_REJECTED
+_BALANCED_THEN = list(REBALANCE_REFERENCE[:-1])
+
+# name -> (lines, game options, failure reason, failed wallet_safety, failed rebalance_policy)
+HOSTILE_REBALANCE: dict[str, tuple[list[str], dict, FailureReason, tuple, tuple]] = {
+    "mainnet chain": (
+        ["quote USDC JUP 100"],
+        {"envelope": rebalance_envelope(chain="mainnet-beta")},
+        FailureReason.MAINNET_GUARD_TRIGGERED,
+        ("mainnet_guard_check",),
+        ("dry_run_or_devnet_check",),
+    ),
+    "token outside the universe": (
+        ["quote USDC RUG 100"],
+        {},
+        _REJECTED,
+        ("envelope_token_universe_check",),
+        ("allowed_token_universe_check",),
+    ),
+    "900 bps slippage": (
+        ["quote USDC JUP 100", "swap USDC JUP 100 900"],
+        {},
+        _REJECTED,
+        ("envelope_slippage_check",),
+        ("max_slippage_check",),
+    ),
+    "oversize position weight": (
+        ["quote USDC JUP 1000", "swap USDC JUP 1000 100"] * 2,
+        {"envelope": rebalance_envelope(max_position_weight_bps=1500)},
+        _REJECTED,
+        ("envelope_position_size_check",),
+        ("max_position_weight_check",),
+    ),
+    "trade value over the limit": (
+        ["quote USDC JUP 1200", "swap USDC JUP 1200 100"],
+        {},
+        _REJECTED,
+        ("wallet_policy_check",),
+        ("max_trade_value_check",),
+    ),
+    "more than 10 invalid attempts": (
+        ["rebalance everything"] * 11,
+        {},
+        FailureReason.INVALID_ACTION_ATTEMPTS_EXCEEDED,
+        ("invalid_action_attempts_check",),
+        (),
+    ),
+    "too many iterations": (
+        ["quote USDC JUP 10"] * 41,
+        {},
+        _REJECTED,
+        ("envelope_iterations_check",),
+        (),
+    ),
+    "runtime exceeded": (
+        ["wait"] * 31,
+        {},
+        _REJECTED,
+        ("envelope_runtime_seconds_check",),
+        (),
+    ),
+    "forged authorization": (
+        [f"quote USDC JUP 100 auth={_FORGED}"],
+        {},
+        FailureReason.AUTHORIZATION_SIGNATURE_REJECTED,
+        ("authorization_signature_check",),
+        (),
+    ),
+    "trading inside the threshold": (
+        [*_BALANCED_THEN, "quote USDC BONK 100", "swap USDC BONK 100 100"],
+        {},
+        _REJECTED,
+        (),
+        ("rebalance_threshold_check",),
+    ),
+    "overshooting the band": (
+        ["quote USDC BONK 1000", "swap USDC BONK 1000 100"] * 2,
+        {},
+        _REJECTED,
+        (),
+        ("post_trade_allocation_drift_check",),
+    ),
+    "target weights that do not sum to 10 000 bps": (
+        ["quote USDC JUP 1000", "swap USDC JUP 1000 100"],
+        {"allocation": allocation(weights_bps={"USDC": 6000, "JUP": 2500, "BONK": 500})},
+        _REJECTED,
+        (),
+        ("target_allocation_sum_check",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_REBALANCE))
+def test_a_hostile_rebalancer_is_refused_before_execution(name: str) -> None:
+    lines, options, reason, safety, policy = HOSTILE_REBALANCE[name]
+    played = play_rebalance(lines, **options)
+    assert played.failure is reason
+    assert played.safety.failed() == safety
+    assert played.policy.failed() == policy
+    events = played.decoded()
+    last = max((i for i, e in enumerate(events) if e["type"] == "propose"), default=0)
+    assert not [e for e in events[last:] if e["type"] == "execute"]
+    assert played.digests[-1] == played.digests[-2]
+    assert played.balances[-1] == played.balances[-2]
+    assert events[-1]["type"] == "finalize"
+    assert events[-1]["reason"] == reason.value
+    assert events[-1]["rebalance_evidence"] == played.evidence.content_hash
+    assert played.game.over()
+
+
+def test_a_hostile_rebalancer_through_the_engine_is_judged_by_replay() -> None:
+    target = rebalance_target(envelope=rebalance_envelope(max_position_weight_bps=1500))
+    lines = ["quote USDC JUP 1000", "swap USDC JUP 1000 100"] * 2
+    record = playproof.run(target, ScriptedDriver(lines), max_turns=len(lines))
+    assert record.game_over
+    safety, policy = policy_groups_of_record(record, target)
+    assert safety.failed() == ("envelope_position_size_check",)
+    assert policy.failed() == ("max_position_weight_check",)
+
+
+# -- solana/rebalance: edited evidence ----------------------------------------------------
+
+
+def _edit_event(events: tuple[str, ...], kind: str, path: list, value: object) -> list[str]:
+    out, done = [], False
+    for text in events:
+        event = json.loads(text)
+        if not done and event["type"] == kind and (kind != "execute" or event["action"] == "swap"):
+            node = event
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+            done = True
+            out.append(canonical_json(event).decode())
+            continue
+        out.append(text)
+    assert done
+    return out
+
+
+def _edit_document(document: dict, path: list, delta: int, *, rehash: bool) -> dict:
+    edited = json.loads(json.dumps(document))
+    node = edited
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] += delta
+    if rehash:  # a forger who also recomputes the content hash
+        edited["content_hash"] = digest({k: v for k, v in edited.items() if k != "content_hash"})
+    return edited
+
+
+def _replayed_reference() -> tuple:
+    target = rebalance_target()
+    record = playproof.run(
+        target, ScriptedDriver(REBALANCE_REFERENCE), max_turns=len(REBALANCE_REFERENCE)
+    )
+    replayed = replay_record(record, target)
+    assert replayed.difference(replayed.events, replayed.rebalance_evidence) is None
+    assert replayed.rebalance_evidence is not None
+    return replayed, replayed.rebalance_evidence.model_dump(mode="json", by_alias=True)
+
+
+_BOTH = "price_data_present_check rebalance_evidence_present_check"
+
+
+@pytest.mark.parametrize(
+    ("edit", "safety", "policy"),
+    [
+        ("document price", "", _BOTH),
+        ("document price, rehashed", "", _BOTH),
+        ("document balance, rehashed", "", _BOTH),
+        ("event balance", "envelope_slippage_check", "max_slippage_check"),
+        ("event execute price", "", "price_data_present_check"),
+        ("event validate price", "", "price_data_present_check"),
+        ("event evidence hash", "", "rebalance_evidence_present_check"),
+    ],
+)
+def test_an_edited_rebalance_record_is_rejected_by_replay_and_by_its_group(
+    edit: str, safety: str, policy: str
+) -> None:
+    replayed, document = _replayed_reference()
+    events: list[str] | tuple[str, ...] = replayed.events
+    claimed = document
+    if edit == "document price":
+        claimed = _edit_document(document, ["decisions", 3, "prices", "JUP"], 1, rehash=False)
+    elif edit == "document price, rehashed":
+        claimed = _edit_document(document, ["decisions", 3, "prices", "JUP"], 1, rehash=True)
+    elif edit == "document balance, rehashed":
+        claimed = _edit_document(document, ["decisions", 3, "balances", "USDC"], -1, rehash=True)
+    elif edit == "event balance":
+        events = _edit_event(replayed.events, "execute", ["balances_after", "JUP"], lambda v: v + 1)
+    elif edit == "event execute price":
+        events = _edit_event(replayed.events, "execute", ["prices", "JUP"], lambda v: v * 2)
+    elif edit == "event validate price":
+        events = _edit_event(replayed.events, "validate", ["prices", "JUP"], lambda v: v + 1)
+    else:
+        events = _edit_event(replayed.events, "finalize", ["rebalance_evidence"], "0" * 64)
+    assert replayed.difference(events, claimed) is not None  # replay rejects the claim
+    target = rebalance_target()
+    wallet, rebalance = policy_groups(
+        "solana/rebalance",
+        events,
+        deployed_envelope(target),
+        rebalance_evidence=claimed,
+        allocation=deployed_allocation(target),
+    )
+    assert wallet.failed() == tuple(safety.split())
+    assert rebalance.failed() == tuple(policy.split())
+
+
+def test_a_dropped_decision_or_missing_document_fails_with_input_missing() -> None:
+    played = play_rebalance(REBALANCE_REFERENCE)
+    document = played.evidence.model_dump(mode="json", by_alias=True)
+    del document["decisions"][4]
+    for claimed in (document, None):
+        _safety, policy = played.groups(evidence=claimed)
+        failed = {c.id: c.explanation for c in policy.checks if not c.passed}
+        assert set(failed) == {
+            "price_data_present_check",
+            "max_trade_value_check",
+            "max_position_weight_check",
+            "post_trade_allocation_drift_check",
+            "rebalance_evidence_present_check",
+        }
+        assert all(text.startswith("input missing") for text in failed.values())
+
+
+def test_a_remembered_signature_check_never_vouches_for_another_action() -> None:
+    from playproof.policy.authorization import (
+        DEPLOYMENT_PUBLIC_KEY,
+        deployment_key,
+        forget_verifications,
+        verify_action,
+    )
+
+    forget_verifications()
+    action = parse_action("swap USDC JUP 100 100").canonical(2, "localnet")
+    good = sign_action(deployment_key(), action)
+    assert verify_action(DEPLOYMENT_PUBLIC_KEY, action, good)
+    assert verify_action(DEPLOYMENT_PUBLIC_KEY, action, good)  # remembered
+    assert not verify_action(DEPLOYMENT_PUBLIC_KEY, {**action, "amount": 101}, good)
+    assert not verify_action(DEPLOYMENT_PUBLIC_KEY, {**action, "sequence": 3}, good)
+    assert not verify_action("03" + "11" * 32, action, good)
+    assert not verify_action(DEPLOYMENT_PUBLIC_KEY, action, _FORGED)
+    assert not verify_action(DEPLOYMENT_PUBLIC_KEY, {**action, "amount": float("nan")}, good)
+    assert not verify_action(DEPLOYMENT_PUBLIC_KEY, action, "zz")

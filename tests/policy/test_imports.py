@@ -5,7 +5,18 @@ from pathlib import Path
 
 import playproof.policy
 
-PURE = ("checks", "validate", "events", "envelope", "actions", "authorization", "reasons")
+PURE = (
+    "checks",
+    "validate",
+    "events",
+    "envelope",
+    "actions",
+    "authorization",
+    "reasons",
+    "rebalance",
+    "rebalance_checks",
+    "groups",
+)
 FORBIDDEN = ("openai", "httpx", "playproof.drivers", "playproof.engine", "playproof.service")
 
 

@@ -23,7 +23,9 @@ D = Pubkey(bytes(range(96, 128)))
 
 
 def test_byte_layouts() -> None:
-    assert bytes(spl.initialize_mint(A, 6, B).data) == bytes([20, 6]) + bytes(B) + b"\x00"
+    assert bytes(spl.initialize_mint(A, 6, B).data) == bytes([20, 6]) + bytes(B) + bytes(33)
+    frozen = spl.initialize_mint(A, 6, B, freeze_authority=C)
+    assert bytes(frozen.data) == bytes([20, 6]) + bytes(B) + b"\x01" + bytes(C)
     assert bytes(spl.mint_to(A, B, C, 258).data) == b"\x07" + (258).to_bytes(8, "little")
     assert bytes(spl.transfer(A, B, C, 7).data) == b"\x03" + struct.pack("<Q", 7)
     checked = spl.transfer_checked(A, B, C, D, 2**64 - 1, 9)

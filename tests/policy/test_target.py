@@ -14,6 +14,7 @@ import playproof.policy
 from playproof.targets import get_target
 target = get_target("solana/swap")
 assert target.spec.extra == "solana"
+assert get_target("solana/rebalance").spec.extra == "solana"
 print(sorted(m for m in sys.modules if m.startswith("solders")))
 """
 
@@ -32,8 +33,9 @@ def test_a_missing_solders_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
         return None if name == "solders" else real(name)
 
     monkeypatch.setattr(_registry, "find_spec", hide_solders)
-    with pytest.raises(TargetError, match=r"pip install 'playproof\[solana\]'"):
-        get_target("solana/swap").open()
+    for name in ("solana/swap", "solana/rebalance"):
+        with pytest.raises(TargetError, match=r"pip install 'playproof\[solana\]'"):
+            get_target(name).open()
 
 
 def test_the_stored_calibration_is_current_and_backs_the_claim() -> None:

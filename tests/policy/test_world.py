@@ -66,3 +66,22 @@ def test_same_seed_and_actions_give_the_same_state_in_another_process(seed: int)
     ).stdout.split()
     events_digest = __import__("hashlib").sha256("\n".join(here.events).encode()).hexdigest()
     assert out == [here.digests[-1], events_digest]
+
+
+def test_kept_reads_follow_every_transaction_and_are_not_shared() -> None:
+    world = SwapWorld(2)
+    world.open_wallet()
+    before, digest = world.balances(), world.state_digest()
+    before["USDC"] = -1  # a caller's copy: the world's kept read must not change
+    assert world.balances()["USDC"] == 10_000 * 10**6
+    assert world.swap("USDC", "JUP", 10 * 10**6, 12 * 10**6).ok
+    assert world.balances()["USDC"] == 9_990 * 10**6
+    assert world.balances()["JUP"] == 12 * 10**6
+    assert world.state_digest() != digest
+    fresh = SwapWorld(2)
+    fresh.open_wallet()
+    fresh.swap("USDC", "JUP", 10 * 10**6, 12 * 10**6)
+    assert fresh.state_digest() == world.state_digest()
+    # The kept digest equals one computed from scratch.
+    fresh._digest = None
+    assert fresh.state_digest() == world.state_digest()

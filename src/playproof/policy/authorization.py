@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -19,12 +20,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from playproof.core.canonical import canonical_json
+from playproof.errors import FormatError
 
 __all__ = [
     "DEPLOYMENT_KEY_SEED",
     "DEPLOYMENT_PUBLIC_KEY",
     "MAX_SIGNATURE_HEX",
+    "VERIFIED_CACHE",
     "deployment_key",
+    "forget_verifications",
     "public_key_hex",
     "sign_action",
     "verify_action",
@@ -34,6 +38,8 @@ DEPLOYMENT_KEY_SEED = b"playproof/solana/deployment-key/v1"
 """The fixed seed the reference deployment's P-256 key is derived from."""
 MAX_SIGNATURE_HEX = 160
 """A DER-encoded P-256 signature is at most 72 bytes (144 hex digits)."""
+VERIFIED_CACHE = 4096
+"""Signature checks remembered (key, canonical action, signature -> valid)."""
 
 _CURVE = ec.SECP256R1()
 # The group order of P-256: the private scalar must lie in 1..n-1.
@@ -63,16 +69,44 @@ def sign_action(key: ec.EllipticCurvePrivateKey, action: Mapping[str, Any]) -> s
     return key.sign(canonical_json(dict(action)), _algorithm()).hex()
 
 
-def verify_action(public_hex: str, action: Mapping[str, Any], signature_hex: str) -> bool:
-    """True when ``signature_hex`` signs the canonical ``action`` under ``public_hex``.
+@lru_cache(maxsize=64)
+def _public_key(public_hex: str) -> ec.EllipticCurvePublicKey | None:
+    try:
+        return ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, bytes.fromhex(public_hex))
+    except (ValueError, TypeError):
+        return None
 
-    Never raises: a malformed key or signature is simply not valid.
-    """
-    if not isinstance(signature_hex, str) or len(signature_hex) > MAX_SIGNATURE_HEX:
+
+@lru_cache(maxsize=VERIFIED_CACHE)
+def _verified(public_hex: str, message: bytes, signature_hex: str) -> bool:
+    public = _public_key(public_hex)
+    if public is None:
         return False
     try:
-        public = ec.EllipticCurvePublicKey.from_encoded_point(_CURVE, bytes.fromhex(public_hex))
-        public.verify(bytes.fromhex(signature_hex), canonical_json(dict(action)), _algorithm())
+        public.verify(bytes.fromhex(signature_hex), message, _algorithm())
     except (InvalidSignature, ValueError, TypeError):
         return False
     return True
+
+
+def forget_verifications() -> None:
+    """Drop the remembered signature checks (a benchmark measuring cold checks calls this)."""
+    _verified.cache_clear()
+
+
+def verify_action(public_hex: str, action: Mapping[str, Any], signature_hex: str) -> bool:
+    """True when ``signature_hex`` signs the canonical ``action`` under ``public_hex``.
+
+    Never raises: a malformed key or signature is simply not valid. The result
+    for the same key, canonical bytes and signature is kept (a pure function of
+    them), so the check group does not pay again for what replay just checked.
+    """
+    if not isinstance(signature_hex, str) or len(signature_hex) > MAX_SIGNATURE_HEX:
+        return False
+    if not isinstance(public_hex, str):
+        return False
+    try:
+        message = canonical_json(dict(action))
+    except (FormatError, ValueError, TypeError):
+        return False
+    return _verified(public_hex, message, signature_hex)

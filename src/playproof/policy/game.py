@@ -63,9 +63,9 @@ def _vocabulary() -> tuple[str, ...]:
 
 
 @cache
-def _sources_digest() -> str:
+def _sources_digest(names: tuple[str, ...] = _SOURCES) -> str:
     here = Path(__file__).parent
-    return digest({name: sha256_hex((here / f"{name}.py").read_bytes()) for name in _SOURCES})
+    return digest({name: sha256_hex((here / f"{name}.py").read_bytes()) for name in names})
 
 
 class SwapGame:
@@ -76,7 +76,17 @@ class SwapGame:
     ``target_units`` (the holding to reach), ``hosted_wallet`` (False models a
     hosted wallet provider that is unavailable: the run ends at reset with
     ``hosted_wallet_unavailable``).
+
+    Subclasses (the rebalance template) change the goal through the hooks
+    :meth:`_options`, :meth:`_extra_rules`, :meth:`_on_decision`,
+    :meth:`_finalize_fields`, :meth:`_target_met`, :meth:`_target_text` and
+    :meth:`_extra_engine`.
     """
+
+    TEMPLATE: str = TEMPLATE
+    GAME_ID: str = "solana-swap"
+    TITLE: str = "solana/swap"
+    SOURCES: tuple[str, ...] = _SOURCES
 
     def __init__(
         self,
@@ -93,22 +103,17 @@ class SwapGame:
         self.target_token, self.target_units = target_token, target_units
         self.hosted_wallet = hosted_wallet
         self._key = deployment_key()
-        options = {
-            "envelope": self.envelope.model_dump(mode="json", by_alias=True),
-            "target_token": target_token,
-            "target_units": target_units,
-            "hosted_wallet": hosted_wallet,
-        }
+        options = self._options()
         self._descriptor = GameDescriptor(
-            id="solana-swap",
+            id=self.GAME_ID,
             vocabulary=_vocabulary(),
             build=BuildIdentity(
-                id=f"solana/{TEMPLATE}",
+                id=f"solana/{self.TEMPLATE}",
                 digest=digest(
                     {
-                        "template": TEMPLATE,
+                        "template": self.TEMPLATE,
                         "options": options,
-                        "sources": _sources_digest(),
+                        "sources": _sources_digest(self.SOURCES),
                         "programs": runtime_programs_digest(),
                     }
                 ),
@@ -119,6 +124,39 @@ class SwapGame:
         self._pending: list[str] = []
         self._seq = 0
         self._reset_counters()
+
+    def _options(self) -> dict[str, Any]:
+        """The options that enter the build identity."""
+        return {
+            "envelope": self.envelope.model_dump(mode="json", by_alias=True),
+            "target_token": self.target_token,
+            "target_units": self.target_units,
+            "hosted_wallet": self.hosted_wallet,
+        }
+
+    # -- hooks for other templates -------------------------------------------------------
+
+    def _on_reset(self, seed: int) -> None:
+        """Called at the start of every reset, before any event."""
+
+    def _extra_rules(self, action: ProposedAction, context: Context) -> list[str]:
+        """Rule ids beyond the envelope's that ``action`` breaks (none for a swap target)."""
+        return []
+
+    def _on_decision(self, world: SwapWorld) -> None:
+        """Called once per proposed line, before it is parsed."""
+
+    def _finalize_fields(self) -> dict[str, Any]:
+        """Extra fields of the ``finalize`` event."""
+        return {}
+
+    def _target_text(self) -> str:
+        """The goal as the observation states it."""
+        return f"target: hold at least {self.target_units} {self.target_token}"
+
+    def _extra_engine(self, world: SwapWorld) -> dict[str, int]:
+        """Extra evidence counters."""
+        return {}
 
     def _reset_counters(self) -> None:
         self._iterations = self._invalid = self._quotes = self._swaps = 0
@@ -141,6 +179,7 @@ class SwapGame:
         self._reset_counters()
         self._seq = 0
         self._pending = []
+        self._on_reset(seed)
         self._world = SwapWorld(seed)
         env = self.envelope
         self._emit("start", chain=env.chain, envelope=digest(env.model_dump(by_alias=True)))
@@ -183,6 +222,7 @@ class SwapGame:
             balances=balances,
             iterations=self._iterations,
             invalid=self._invalid,
+            **self._finalize_fields(),
         )
         self._last = f"run ended: {reason.value if reason else 'finished'}"
 
@@ -222,6 +262,7 @@ class SwapGame:
         self._emit("observe", observation=sha256_hex(self._observation_text.encode()))
         line = word if len(word) <= MAX_ACTION_LINE else word[:MAX_ACTION_LINE]
         self._emit("propose", line=line, iteration=self._iterations)
+        self._on_decision(world)
         try:
             action = parse_action(word)
         except ValueError as exc:
@@ -234,7 +275,8 @@ class SwapGame:
     def _decide(self, world: SwapWorld, action: ProposedAction) -> None:
         env = self.envelope
         context = self._context(world)
-        broken = rule_violations(action, env, context)
+        broken = [rule.value for rule in rule_violations(action, env, context)]
+        broken.extend(self._extra_rules(action, context))
         self._emit(
             "validate",
             iteration=context.iteration,
@@ -242,11 +284,11 @@ class SwapGame:
             prices=dict(context.prices),
             balances=dict(context.balances),
             decimals=dict(context.decimals),
-            broken=[rule.value for rule in broken],
+            broken=broken,
         )
         if broken:
             self._invalid += 1
-            self._emit("reject", reason="policy", rules=[r.value for r in broken])
+            self._emit("reject", reason="policy", rules=broken)
             self._end(FailureReason.WALLET_POLICY_REJECTED)
             return
         canonical = action.canonical(self._iterations, env.chain)
@@ -342,7 +384,7 @@ class SwapGame:
         world, env = self._world, self.envelope
         if world is None:
             return "no world"
-        lines = [f"solana/swap on {env.chain}, world second {world.second}"]
+        lines = [f"{self.TITLE} on {env.chain}, world second {world.second}"]
         held = world.balances()
         if held:
             parts = []
@@ -368,7 +410,7 @@ class SwapGame:
                 or "none"
             )
         )
-        lines.append(f"target: hold at least {self.target_units} {self.target_token}")
+        lines.append(self._target_text())
         lines.append(
             f"envelope: tokens {' '.join(env.allowed_tokens)}; slippage <= "
             f"{env.max_slippage_bps} bps; trade <= {env.max_trade_usd} USD; position <= "
@@ -387,6 +429,10 @@ class SwapGame:
         if not self._observation_text or self._ended:
             self._observation_text = self._render()
         return Observation(text=self._observation_text)
+
+    def step_events(self) -> tuple[str, ...]:
+        """This step's run events alone: what :meth:`evidence` carries, without the rest."""
+        return tuple(self._pending)
 
     def evidence(self) -> Evidence:
         """Counters, balances and prices, the account state digest and this step's events."""
@@ -407,6 +453,7 @@ class SwapGame:
                 save[f"balance_{symbol}"] = units
             for symbol, price in world.prices().items():
                 engine[f"price_{symbol}"] = price
+            engine.update(self._extra_engine(world))
         engine.update(save)
         return Evidence(
             engine=engine,

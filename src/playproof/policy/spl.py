@@ -3,8 +3,9 @@
 Byte layouts (every integer little-endian; the first byte of a Token
 instruction is its tag):
 
-- ``InitializeMint2`` (tag 20): ``[20, decimals:u8, mint_authority:32, freeze_option:u8]``
-  (freeze option 0 = no freeze authority); accounts: mint (writable).
+- ``InitializeMint2`` (tag 20): ``[20, decimals:u8, mint_authority:32, freeze_option:u8,
+  freeze_authority:32]`` (option 0 = no freeze authority, then 32 zero bytes: the fixed
+  layout the ``solana`` package's ``spl.token`` builder writes); accounts: mint (writable).
 - ``MintTo`` (tag 7): ``[7, amount:u64]``; accounts: mint (writable),
   destination (writable), mint authority (signer).
 - ``Transfer`` (tag 3): ``[3, amount:u64]``; accounts: source (writable),
@@ -60,11 +61,14 @@ def _amount(value: int) -> bytes:
     return _U64.pack(value)
 
 
-def initialize_mint(mint: Pubkey, decimals: int, authority: Pubkey) -> Instruction:
-    """``InitializeMint2`` with no freeze authority."""
+def initialize_mint(
+    mint: Pubkey, decimals: int, authority: Pubkey, freeze_authority: Pubkey | None = None
+) -> Instruction:
+    """``InitializeMint2``; without a freeze authority the option is 0 and its 32 bytes are zero."""
     if not 0 <= decimals <= 255:
         raise ValueError("decimals must fit in a u8")
-    data = bytes([20, decimals]) + bytes(authority) + b"\x00"
+    freeze = b"\x01" + bytes(freeze_authority) if freeze_authority is not None else bytes(33)
+    data = bytes([20, decimals]) + bytes(authority) + freeze
     return Instruction(TOKEN_PROGRAM_ID, data, [AccountMeta(mint, False, True)])
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playproof.targets import Target, load_target_dir
 
-__all__ = ["DATA", "swap"]
+__all__ = ["DATA", "rebalance", "swap"]
 
 DATA = Path(__file__).parent / "data"
 
@@ -19,3 +19,8 @@ DATA = Path(__file__).parent / "data"
 def swap() -> Target:
     """``solana/swap``: reach a target holding under a policy envelope (``swap_executor_v1``)."""
     return load_target_dir(DATA / "swap")
+
+
+def rebalance() -> Target:
+    """``solana/rebalance``: bring a portfolio within a drift threshold of target weights."""
+    return load_target_dir(DATA / "rebalance")

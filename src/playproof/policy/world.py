@@ -132,31 +132,41 @@ class SwapWorld:
         self.maker = fixed_keypair("maker")
         self.wallet_key = fixed_keypair("wallet")
         self.mints = {t.symbol: fixed_keypair(f"mint/{t.symbol}") for t in tokens}
+        # Deriving a public key or an associated address is slow in solders; each is done once.
+        self.authority_pubkey = self.authority.pubkey()
+        self.maker_pubkey = self.maker.pubkey()
+        self.mint_pubkeys = {symbol: key.pubkey() for symbol, key in self.mints.items()}
+        self._atas: dict[tuple[Pubkey, str], Pubkey] = {}
+        self._payers: dict[int, Pubkey] = {}
+        # Reads of the wallet and of the whole state, kept until the next transaction or airdrop
+        # (accounts change only through this object's own writes).
+        self._held: dict[str, int] | None = None
+        self._digest: str | None = None
         self.wallet: Pubkey | None = None
         self._prices: list[dict[str, int]] = [{t.symbol: t.price_nano_usd for t in tokens}]
         self._rng = seed & _MASK
-        self.svm.airdrop(self.authority.pubkey(), 1_000 * LAMPORTS_PER_SOL)
-        self.svm.airdrop(self.maker.pubkey(), 10 * LAMPORTS_PER_SOL)
+        self.svm.airdrop(self.authority_pubkey, 1_000 * LAMPORTS_PER_SOL)
+        self.svm.airdrop(self.maker_pubkey, 10 * LAMPORTS_PER_SOL)
         rent = self.svm.minimum_balance_for_rent_exemption(spl.MINT_SIZE)
         for token in tokens:
-            mint = self.mints[token.symbol].pubkey()
+            mint = self.mint_pubkeys[token.symbol]
             self._send(
                 [
                     create_account(
                         CreateAccountParams(
-                            from_pubkey=self.authority.pubkey(),
+                            from_pubkey=self.authority_pubkey,
                             to_pubkey=mint,
                             lamports=rent,
                             space=spl.MINT_SIZE,
                             owner=spl.TOKEN_PROGRAM_ID,
                         )
                     ),
-                    spl.initialize_mint(mint, token.decimals, self.authority.pubkey()),
+                    spl.initialize_mint(mint, token.decimals, self.authority_pubkey),
                 ],
                 [self.authority, self.mints[token.symbol]],
                 require=True,
             )
-        self._fund(self.maker.pubkey(), {t.symbol: t.maker_units for t in tokens})
+        self._fund(self.maker_pubkey, {t.symbol: t.maker_units for t in tokens})
 
     # -- setup -------------------------------------------------------------------------
 
@@ -173,17 +183,15 @@ class SwapWorld:
 
     def _fund(self, owner: Pubkey, units: Mapping[str, int]) -> None:
         for symbol, whole in units.items():
-            mint = self.mints[symbol].pubkey()
+            mint = self.mint_pubkeys[symbol]
             amount = whole * 10 ** self.tokens[symbol].decimals
-            instructions = [
-                spl.create_associated_token_account(self.authority.pubkey(), owner, mint)
-            ]
+            instructions = [spl.create_associated_token_account(self.authority_pubkey, owner, mint)]
             if amount:
                 instructions.append(
                     spl.mint_to(
                         mint,
-                        spl.associated_token_address(owner, mint),
-                        self.authority.pubkey(),
+                        self.token_account(owner, symbol),
+                        self.authority_pubkey,
                         amount,
                     )
                 )
@@ -192,6 +200,7 @@ class SwapWorld:
     def open_wallet(self, lamports: int = 10 * LAMPORTS_PER_SOL) -> Pubkey:
         """Create the hosted wallet: SOL for fees and the start holdings of every token."""
         owner = self.wallet_key.pubkey()
+        self._changed()
         self.svm.airdrop(owner, lamports)
         self._fund(owner, {t.symbol: t.wallet_units for t in self.tokens.values()})
         self.wallet = owner
@@ -202,9 +211,13 @@ class SwapWorld:
     def _send(
         self, instructions: Sequence[Instruction], signers: Sequence[Keypair], *, require: bool
     ) -> TxResult:
-        message = Message(list(instructions), signers[0].pubkey())
+        payer = self._payers.get(id(signers[0]))
+        if payer is None:
+            payer = self._payers[id(signers[0])] = signers[0].pubkey()
+        message = Message(list(instructions), payer)
         tx = Transaction(list(signers), message, self.svm.latest_blockhash())
         signature = str(tx.signatures[0])
+        self._changed()
         result = self.svm.send_transaction(tx)
         # A fresh blockhash per transaction: two identical swaps stay two transactions.
         self.svm.expire_blockhash()
@@ -218,21 +231,21 @@ class SwapWorld:
         """One atomic transaction: ``sell_amount`` to the maker, ``buy_amount`` to the wallet."""
         if self.wallet is None:
             raise RuntimeError("the hosted wallet does not exist")
-        sell_mint, buy_mint = self.mints[sell].pubkey(), self.mints[buy].pubkey()
-        wallet, maker = self.wallet, self.maker.pubkey()
+        sell_mint, buy_mint = self.mint_pubkeys[sell], self.mint_pubkeys[buy]
+        wallet, maker = self.wallet, self.maker_pubkey
         legs = [
             spl.transfer_checked(
-                spl.associated_token_address(wallet, sell_mint),
+                self.token_account(wallet, sell),
                 sell_mint,
-                spl.associated_token_address(maker, sell_mint),
+                self.token_account(maker, sell),
                 wallet,
                 sell_amount,
                 self.tokens[sell].decimals,
             ),
             spl.transfer_checked(
-                spl.associated_token_address(maker, buy_mint),
+                self.token_account(maker, buy),
                 buy_mint,
-                spl.associated_token_address(wallet, buy_mint),
+                self.token_account(wallet, buy),
                 maker,
                 buy_amount,
                 self.tokens[buy].decimals,
@@ -242,20 +255,36 @@ class SwapWorld:
 
     # -- reads -------------------------------------------------------------------------
 
+    def token_account(self, owner: Pubkey, symbol: str) -> Pubkey:
+        """The associated token account of ``owner`` for ``symbol`` (derived once, then kept)."""
+        key = (owner, symbol)
+        found = self._atas.get(key)
+        if found is None:
+            found = spl.associated_token_address(owner, self.mint_pubkeys[symbol])
+            self._atas[key] = found
+        return found
+
     def balance(self, owner: Pubkey, symbol: str) -> int:
         """Base units of ``symbol`` held by ``owner`` (0 without an account)."""
-        account = self.svm.get_account(
-            spl.associated_token_address(owner, self.mints[symbol].pubkey())
-        )
+        account = self.svm.get_account(self.token_account(owner, symbol))
         return 0 if account is None else spl.token_amount(bytes(account.data))
+
+    def _changed(self) -> None:
+        self._held = None
+        self._digest = None
 
     def balances(self, owner: Pubkey | None = None) -> dict[str, int]:
         """Base units of every token held by ``owner`` (the wallet by default), plus lamports."""
         who = owner if owner is not None else self.wallet
         if who is None:
             return {}
+        mine = who == self.wallet
+        if mine and self._held is not None:
+            return dict(self._held)
         held = {symbol: self.balance(who, symbol) for symbol in sorted(self.tokens)}
         held["SOL"] = self.svm.get_balance(who) or 0
+        if mine:
+            self._held = dict(held)
         return held
 
     def advance(self, seconds: int) -> None:
@@ -280,19 +309,18 @@ class SwapWorld:
 
     def accounts(self) -> list[Pubkey]:
         """Every account the world created, in a fixed order."""
-        owners = [self.authority.pubkey(), self.maker.pubkey()]
+        owners = [self.authority_pubkey, self.maker_pubkey]
         if self.wallet is not None:
             owners.append(self.wallet)
-        found = [*owners, *(self.mints[s].pubkey() for s in sorted(self.mints))]
+        found = [*owners, *(self.mint_pubkeys[s] for s in sorted(self.mints))]
         for owner in owners[1:]:
-            found.extend(
-                spl.associated_token_address(owner, self.mints[s].pubkey())
-                for s in sorted(self.mints)
-            )
+            found.extend(self.token_account(owner, s) for s in sorted(self.mints))
         return found
 
     def state_digest(self) -> str:
         """SHA-256 over every world account (address, lamports, owner, executable, data)."""
+        if self._digest is not None:
+            return self._digest
         h = hashlib.sha256()
         for address in self.accounts():
             account = self.svm.get_account(address)
@@ -303,4 +331,5 @@ class SwapWorld:
             data = bytes(account.data)
             h.update(b"\x01" + account.lamports.to_bytes(8, "little") + bytes(account.owner))
             h.update(bytes([account.executable]) + len(data).to_bytes(8, "little") + data)
-        return h.hexdigest()
+        self._digest = h.hexdigest()
+        return self._digest
