@@ -20,8 +20,9 @@ from playproof._provenance import source_checkout
 from playproof.core.agent import Driver
 from playproof.core.contract import Contract
 from playproof.core.game import Game, VerificationMode
-from playproof.core.record import RunRecord, RunSettings
+from playproof.core.record import RecorderPin, RunRecord, RunSettings
 from playproof.core.report import CheckResult, VerificationReport
+from playproof.core.transcript import Transcript
 from playproof.drivers import CallableDriver
 from playproof.engine import (
     DEFAULT_HISTORY,
@@ -47,7 +48,8 @@ from playproof.targets import (
     target_libraries,
     target_roms,
 )
-from playproof.verify import attest, parse_record
+from playproof.verify import VerificationInputs, attest, parse_record, verify_by_mode
+from playproof.verify._receipts import attest_receipts
 
 __all__ = [
     "acampaign",
@@ -88,6 +90,7 @@ def _config(
     mode: VerificationMode | str | None,
     guidance: str | None,
     settings: RunSettings,
+    recorder: Callable[[Transcript], RecorderPin] | None = None,
 ) -> EpisodeConfig:
     """The episode config of a run on ``target`` (seed defaults to the target's reference seed)."""
     return EpisodeConfig(
@@ -103,6 +106,7 @@ def _config(
         roms=target_roms(target),
         source=source_checkout(),
         settings=settings,
+        seal=recorder,
     )
 
 
@@ -134,6 +138,7 @@ async def arun(
     on_turn: Callable[[TurnReport], None] | None = None,
     contract: Contract | None = None,
     settings: RunSettings | None = None,
+    recorder: Callable[[Transcript], RecorderPin] | None = None,
 ) -> RunRecord:
     """Play ``target`` with ``agent`` (a Driver or a plain function) and return the record.
 
@@ -141,7 +146,10 @@ async def arun(
     (with ``contract``) or a Target. ``seed`` defaults to the target's
     reference seed. The mode is checked against the target's platform before
     the game starts. ``settings`` is recorded as provenance (the caller removes
-    secrets); the record's ``score`` is earned over earnable.
+    secrets); the record's ``score`` is earned over earnable. A
+    ``trusted-recorder`` run needs ``recorder`` (e.g.
+    ``playproof.adapters.desktop.TranscriptSealer``), which signs the
+    transcript of the one live pass; the record pins it.
     """
     resolved = resolve_target(target, contract)
     config = _config(
@@ -153,6 +161,7 @@ async def arun(
         mode,
         guidance,
         _settings(resolved, worker, settings),
+        recorder,
     )
     driver = _as_driver(agent)
     game = resolved.open(worker=worker)
@@ -249,6 +258,8 @@ def verify_record(
     game: Game | None = None,
     contract: Contract | None = None,
     worker: bool | None = None,
+    transcript: bytes | None = None,
+    recorder_keys: Sequence[VerifyingKey] = (),
 ) -> VerificationReport:
     """Verify an unsigned record by replay on the target it names (or the one given).
 
@@ -258,12 +269,21 @@ def verify_record(
     malformed record: the report's checks say what is wrong. The report's score
     is recomputed from the contract, and library versions that differ from the
     recorder's are listed (with a warning naming them when replay diverges).
+
+    A ``trusted-recorder`` record is verified from ``transcript`` (the signed
+    transcript envelope's bytes) signed by one of ``recorder_keys``; the game
+    is never opened, and the report's ``trust`` says what was relied on.
     """
     parsed, why = parse_record(record)
     if parsed is None:
         return VerificationReport.from_checks(
             [CheckResult(id="record-well-formed", passed=False, reason=why)]
         )
+    if parsed.target.verification_mode is VerificationMode.PLATFORM_ATTESTED:
+        # The record pins its own evidence (the providers' responses); no game is opened.
+        return attest_receipts(parsed)
+    if parsed.target.verification_mode is VerificationMode.TRUSTED_RECORDER:
+        return _verify_transcript(parsed, target, contract, transcript, recorder_keys)
     if game is not None and contract is not None:
         return attest(parsed, game, contract)
     name = target if target is not None else parsed.target.name
@@ -300,6 +320,34 @@ def verify_record(
         opened.close()
 
 
+def _verify_transcript(
+    record: RunRecord,
+    target: str | Target | None,
+    contract: Contract | None,
+    transcript: bytes | None,
+    keys: Sequence[VerifyingKey],
+) -> VerificationReport:
+    """A trusted-recorder record, verified from its transcript (the game is not opened)."""
+    if contract is None:
+        name = target if target is not None else record.target.name
+        try:
+            if name is None or (isinstance(name, str) and adhoc_family(name) is not None):
+                raise TargetError(
+                    "a trusted-recorder record of an ad-hoc target is verified against your "
+                    "copy of its contract: pass --contract FILE"
+                )
+            contract = resolve_target(name).contract
+        except TargetError as exc:
+            return VerificationReport.from_checks(
+                [CheckResult(id="target-pinned", passed=False, reason=str(exc))],
+                target=record.target.label,
+                calibrated=record.target.calibrated,
+            )
+    return verify_by_mode(
+        record, contract, VerificationInputs(transcript=transcript, trusted_keys=tuple(keys))
+    )
+
+
 def verify_signed(
     envelope: bytes | str | Any,
     keys: VerifyingKey | Sequence[VerifyingKey] | None,
@@ -307,17 +355,28 @@ def verify_signed(
     target: str | Target | None = None,
     worker: bool | None = None,
     contract: Contract | None = None,
+    transcript: bytes | None = None,
 ) -> VerificationReport:
     """Check the signature of a signed record, then verify the record by replay.
 
     Never raises on hostile input. Replay runs only when the signature checks
     pass: an unsigned claim is not worth the compute. ``target`` and
-    ``contract`` are as for :func:`verify_record`.
+    ``contract`` are as for :func:`verify_record`; a ``trusted-recorder``
+    record is checked against ``transcript``, whose recorder key must be
+    among ``keys``.
     """
     verdict = verify_envelope(envelope, keys)
     if not verdict.clean or verdict.record is None:
         return VerificationReport.from_checks(verdict.checks, key_id=verdict.key_id)
-    replayed = verify_record(verdict.record, target=target, worker=worker, contract=contract)
+    trusted = [keys] if isinstance(keys, VerifyingKey) else list(keys or ())
+    replayed = verify_record(
+        verdict.record,
+        target=target,
+        worker=worker,
+        contract=contract,
+        transcript=transcript,
+        recorder_keys=trusted,
+    )
     return VerificationReport.from_checks(
         [*verdict.checks, *replayed.checks],
         **replayed.model_dump(exclude={"verdict", "checks", "key_id"}),

@@ -13,6 +13,7 @@ Every error playproof raises on purpose derives from :class:`PlayproofError`::
     │   │   └── InputError          empty, oversized or otherwise unusable input
     │   ├── CostError               a cost that is negative, not finite, or cannot be measured
     │   ├── HookError               a campaign's analyst or steering hook failed or answered badly
+    │   ├── ReceiptError            a platform receipt source answered badly or off-spec
     │   └── RunCancelled            the run was cancelled before it finished
     ├── WorkerError                 a game worker process failed
     │   ├── WorkerStartError        the worker did not become ready in time
@@ -51,6 +52,7 @@ __all__ = [
     "ObservationError",
     "PlayproofError",
     "PolicyError",
+    "ReceiptError",
     "RunCancelled",
     "RunError",
     "TargetError",
@@ -121,6 +123,10 @@ class CostError(RunError):
 
 class HookError(RunError):
     """A campaign's analyst or steering hook raised or gave an answer that does not validate."""
+
+
+class ReceiptError(RunError):
+    """A platform receipt source (Steam, Xbox) answered badly, too much, too slowly or off-spec."""
 
 
 class RunCancelled(RunError):

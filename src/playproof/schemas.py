@@ -14,15 +14,19 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from playproof.adapters.desktop import DesktopSpec
 from playproof.core.contract import Contract
 from playproof.core.evidence import Evidence
 from playproof.core.observation import Observation
+from playproof.core.receipts import ReceiptsSpec
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
-from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord
+from playproof.core.transcript import Transcript
+from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord, TaskReply, TaskRequest
 from playproof.engine import SignedLedger
 from playproof.matrix import MatrixSpec
 from playproof.policy.envelope import PolicyEnvelope
+from playproof.policy.rebalance import RebalanceEvidence
 from playproof.sign import Envelope, Statement
 from playproof.targets import TargetSpec
 from playproof.transparency import ConsistencyProof, InclusionProof, TreeHead
@@ -47,6 +51,8 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "corpus-manifest": _model(CorpusManifest),
     "corpus-answers": _model(CorpusAnswers),
     "grade-record": _model(GradeRecord),
+    "task-request": _model(TaskRequest),
+    "task-reply": _model(TaskReply),
     "calibration-report": _model(CalibrationReport),
     "discovery-report": _model(DiscoveryReport),
     "exploration-report": _model(ExplorationReport),
@@ -56,7 +62,11 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "log-inclusion-proof": _model(InclusionProof),
     "log-consistency-proof": _model(ConsistencyProof),
     "matrix-spec": _model(MatrixSpec),
+    "desktop-spec": _model(DesktopSpec),
+    "transcript": _model(Transcript),
     "policy-envelope": _model(PolicyEnvelope),
+    "rebalance-evidence": _model(RebalanceEvidence),
+    "receipts-target": _model(ReceiptsSpec),
 }
 """Schema file stem -> generator."""
 

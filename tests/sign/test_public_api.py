@@ -51,7 +51,7 @@ def test_exported_names_are_exactly_the_intended_ones() -> None:
 
 def test_signature_checks_are_part_of_the_vocabulary() -> None:
     assert set(playproof.sign.SIGNATURE_CHECK_IDS) <= set(CHECK_IDS)
-    assert len(set(CHECK_IDS)) == len(CHECK_IDS) == 14
+    assert len(set(CHECK_IDS)) == len(CHECK_IDS) == 17
 
 
 @pytest.mark.parametrize("check_id", CHECK_IDS)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from playproof._api import arun, resolve_target, verify_record, verify_signed
 from playproof.cli._agents import AgentChoice, AgentOptions, parse_agent, run_settings
+from playproof.cli._desktop import Recorder, read_transcript, recorder_for
 from playproof.cli._files import (
     DEFAULT_KEY_DIR,
     check_key_dir,
@@ -40,6 +41,7 @@ from playproof.cli._options import (
     PriceCachedInput,
     PriceInput,
     PriceOutput,
+    RecorderKey,
     Reply,
     ReplyMode,
     Seed,
@@ -61,6 +63,7 @@ from playproof.cli._output import (
     styled,
 )
 from playproof.core.canonical import parse_json
+from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord, RunSettings, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.engine import DEFAULT_MAX_TURNS, TurnReport
@@ -269,6 +272,7 @@ def _play_choice(
     worker: bool | None,
     quiet: bool,
     settings: RunSettings | None = None,
+    recorder: Recorder | None = None,
 ) -> RunRecord:
     import asyncio
 
@@ -294,6 +298,7 @@ def _play_choice(
                 worker=worker,
                 on_turn=on_turn,
                 settings=settings,
+                recorder=recorder,
             )
         )
     finally:
@@ -324,14 +329,26 @@ def run(
     out: Out = None,
     key_dir: KeyDir = DEFAULT_KEY_DIR,
     json_output: JsonFlag = False,
+    recorder_key: RecorderKey = None,
 ) -> None:
     """Play TARGET with an agent, sign the record and write it.
 
     TARGET is a packaged target (native/2048) or an ad-hoc one with --contract:
     ale:ROM, gym:ENV-ID, retro:GAME or gb:ROM-FILE (recorded as uncalibrated).
+    With --mode trusted-recorder, desktop:SPEC.toml plays a native program once
+    and writes its signed transcript beside the record.
+    With --mode platform-attested, TARGET is a receipts spec file (Steam or
+    Xbox achievements and stats, read before and after the run).
     """
     # Check everything before anything is created or drawn; the key comes after the run.
-    resolved = resolve_target(target, read_contract(contract) if contract else None)
+    spec = None
+    if mode is VerificationMode.PLATFORM_ATTESTED:
+        from playproof.cli._receipts import receipts_spec_of
+
+        spec = receipts_spec_of(target, contract=contract is not None)
+    resolved = resolve_target(
+        spec.play if spec is not None else target, read_contract(contract) if contract else None
+    )
     options = agent_options(
         cost=cost,
         base_url=base_url,
@@ -345,21 +362,51 @@ def run(
     )
     choice = parse_agent(agent, resolved, seed=agent_seed, options=options)
     check_key_dir(key_dir)
-    record = _play_choice(
-        resolved,
-        choice,
-        seed=seed,
-        budget=budget,
-        max_turns=max_turns,
-        stop_at_game_over=stop_at_game_over,
-        mode=mode,
-        worker=worker,
-        quiet=_wants_json(json_output),
-        settings=run_settings(agent, options),
-    )
+    recorder = None
+    if mode is VerificationMode.TRUSTED_RECORDER:
+        # The transcript is written beside the record, so the record's path is fixed first.
+        played = resolved.spec.reference_seed if seed is None else seed
+        out = out or default_record_path(resolved.name, played)
+        quiet = _wants_json(json_output)
+
+        def announce(text: str) -> None:
+            if not quiet:
+                errors.print(line(text))
+
+        recorder = recorder_for(out, key_dir, recorder_key, announce=announce)
+    if spec is not None:
+        from playproof.cli._receipts import play_receipts_bar
+
+        record = play_receipts_bar(
+            spec,
+            resolved,
+            choice,
+            seed=seed,
+            budget=budget,
+            max_turns=max_turns,
+            stop_at_game_over=stop_at_game_over,
+            worker=worker,
+            quiet=_wants_json(json_output),
+            settings=run_settings(agent, options),
+        )
+    else:
+        record = _play_choice(
+            resolved,
+            choice,
+            seed=seed,
+            budget=budget,
+            max_turns=max_turns,
+            stop_at_game_over=stop_at_game_over,
+            mode=mode,
+            worker=worker,
+            quiet=_wants_json(json_output),
+            settings=run_settings(agent, options),
+            recorder=recorder,
+        )
     key = signing_key(key_dir, quiet=_wants_json(json_output))
+    name = spec.name if spec is not None else resolved.name
     path = write_document(
-        out or default_record_path(resolved.name, record.seed), sign_record(record, key).to_json()
+        out or default_record_path(name, record.seed), sign_record(record, key).to_json()
     )
     if _wants_json(json_output):
         _emit({"record": str(path), **_record_summary(record)})
@@ -467,6 +514,8 @@ def _print_report(report: VerificationReport) -> None:
         row(table, check.id, mark, check.reason)
     console.print(table)
     console.print(_replay_summary(report))
+    if report.trust is not None:
+        console.print(line(styled("trust: ", "bold"), report.trust))
     for warning in report.warnings:
         console.print(line(styled("warning: ", "yellow"), warning))
     if report.library_differences and not report.warnings:
@@ -494,7 +543,7 @@ def _replay_summary(report: VerificationReport) -> Text:
     score = report.score
     shown = score.text if score is not None else f"{len(report.verified)} of ?"
     return line(
-        "verified by replay: ",
+        "verified by replay: " if report.trust is None else "verified: ",
         styled(shown, "bold"),
         f" ({', '.join(report.verified) or 'none'})",
     )
@@ -556,19 +605,29 @@ def verify(
             "agreement per channel.",
         ),
     ] = None,
+    transcript: Annotated[
+        Path | None,
+        typer.Option(
+            help="trusted-recorder: the signed transcript (default: RECORD.transcript.json "
+            "beside the record)."
+        ),
+    ] = None,
 ) -> None:
     """Check the signature and replay the record; exit 0 only when clean.
 
     A record played on an ad-hoc target needs --contract; a gb: record is
     replayed on the ROM file it names, or on --target gb:FILE, whose SHA-256
-    must be the recorded one. Several records, or a folder of them, are a
+    must be the recorded one. A trusted-recorder record is not replayed: it
+    is checked against its signed transcript (--transcript), whose recorder
+    key must be trusted (--key). Several records, or a folder of them, are a
     batch: each is replayed as one task on --executor, with a summary; exit 0
     only when every one is clean.
     """
     if len(records) > 1 or records[0].is_dir():
-        if target is not None or contract is not None or cross is not None:
+        if target is not None or contract is not None or cross is not None or transcript:
             raise RunError(
-                "--target, --contract and --cross name one record's game; verify it alone"
+                "--target, --contract, --cross and --transcript name one record's game; "
+                "verify it alone"
             )
         _verify_batch(
             records,
@@ -585,13 +644,26 @@ def verify(
     record = records[0]
     pinned = read_contract(contract) if contract else None
     data = read_document(record)
+    recorded = read_transcript(record, transcript)
     if unsigned:
         # The bytes go to the verifier, which reads them strictly (bounded, no
         # repeated keys, no coercion) and reports any problem as a check.
-        report = verify_record(data, target=target, worker=worker, contract=pinned)
+        report = verify_record(
+            data,
+            target=target,
+            worker=worker,
+            contract=pinned,
+            transcript=recorded,
+            recorder_keys=trusted_keys(key or [], key_dir) if recorded is not None else (),
+        )
     else:
         report = verify_signed(
-            data, trusted_keys(key or [], key_dir), target=target, worker=worker, contract=pinned
+            data,
+            trusted_keys(key or [], key_dir),
+            target=target,
+            worker=worker,
+            contract=pinned,
+            transcript=recorded,
         )
     crossed = None
     if cross is not None and report.clean:

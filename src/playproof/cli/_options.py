@@ -26,6 +26,7 @@ __all__ = [
     "PriceCachedInput",
     "PriceInput",
     "PriceOutput",
+    "RecorderKey",
     "Reply",
     "ReplyMode",
     "Seed",
@@ -80,6 +81,13 @@ AgentTimeout = Annotated[
     float | None, typer.Option(help="Seconds an agent may take for one decision.")
 ]
 Out = Annotated[Path | None, typer.Option(help="Where to write the signed record.")]
+RecorderKey = Annotated[
+    Path | None,
+    typer.Option(
+        help="trusted-recorder: private key (PEM) that signs the transcript "
+        "(default: the key folder's signing key)."
+    ),
+]
 ContractFile = Annotated[
     Path | None,
     typer.Option(

@@ -46,6 +46,7 @@ from playproof.core.chain import (
     first_too_large,
 )
 from playproof.core.game import MAX_SEED, VerificationMode
+from playproof.core.receipts import Receipts
 from playproof.core.score import Score
 from playproof.errors import FormatError
 
@@ -57,6 +58,7 @@ __all__ = [
     "Actor",
     "ClaimedMilestone",
     "DecisionLog",
+    "RecorderPin",
     "Limits",
     "Provenance",
     "RunRecord",
@@ -208,6 +210,20 @@ class Provenance(_Frozen):
     roms: dict[ShortText, Sha256Hex] | None = _later()
     source: SourceCheckout | None = _later()
     settings: RunSettings | None = _later()
+
+
+class RecorderPin(_Frozen):
+    """The transcript a trusted recorder signed for a ``trusted-recorder`` run.
+
+    ``transcript_sha256`` is the SHA-256 of the transcript's exact payload
+    bytes (what the recorder's signature covers) and ``key_id`` the id of the
+    recorder's Ed25519 key (SHA-256 of its raw public key). A verifier checks
+    the recorder's signature with a key it trusts under that id and
+    recomputes the milestones from the transcript; it never runs the game.
+    """
+
+    transcript_sha256: Sha256Hex
+    key_id: Sha256Hex
 
 
 class DecisionColumns(_Frozen):
@@ -440,6 +456,10 @@ class RunRecord(_Frozen):
     provenance: Provenance
     started_at: ShortText
     finished_at: ShortText
+    recorder: RecorderPin | None = _later()
+    """The signed transcript of a ``trusted-recorder`` run (absent in every other mode)."""
+    receipts: Receipts | None = _later()
+    """The pinned provider responses of a ``platform-attested`` run (absent in other modes)."""
 
     model_config = ConfigDict(
         frozen=True,

@@ -44,6 +44,9 @@ CheckId = Literal[
     "limits-respected",
     "target-pinned",
     "mode-supported",
+    "transcript-signed",
+    "transcript-consistent",
+    "receipts-intact",
     "claims-reproduced",
     "grade-consistent",
     "corpus-pinned",
@@ -113,6 +116,9 @@ class VerificationReport(BaseModel):
     the target's label and ``calibrated`` whether its contract went through
     calibration. ``library_differences`` lists libraries whose versions differ
     from the recorder's; ``warnings`` says so loudly when replay diverged.
+    ``trust`` says in words what the verdict relied on beyond the verifier's
+    own computation (e.g. which recorder key attested a transcript; None for
+    replay, which relies on nothing but the record and the game).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -128,6 +134,7 @@ class VerificationReport(BaseModel):
     calibrated: bool | None = None
     library_differences: list[LibraryDifference] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    trust: str | None = None
 
     @model_validator(mode="after")
     def _verdict_follows_checks(self) -> Self:
@@ -149,6 +156,7 @@ class VerificationReport(BaseModel):
         calibrated: bool | None = None,
         library_differences: Iterable[LibraryDifference] = (),
         warnings: Iterable[str] = (),
+        trust: str | None = None,
     ) -> VerificationReport:
         """Build a report whose verdict is derived from ``checks``."""
         results = list(checks)
@@ -164,6 +172,7 @@ class VerificationReport(BaseModel):
             calibrated=calibrated,
             library_differences=list(library_differences),
             warnings=list(warnings),
+            trust=trust,
         )
 
     @property

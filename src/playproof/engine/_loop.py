@@ -53,6 +53,7 @@ from playproof.core.record import (
     ClaimedMilestone,
     Limits,
     Provenance,
+    RecorderPin,
     RunRecord,
     RunSettings,
     SourceCheckout,
@@ -62,6 +63,7 @@ from playproof.core.record import (
 from playproof.core.replay import replay_in_session
 from playproof.core.score import Score, identity_ids
 from playproof.core.tracker import MilestoneTracker
+from playproof.core.transcript import Recording, Transcript
 from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
 
 __all__ = [
@@ -136,6 +138,8 @@ class EpisodeConfig:
     """The git checkout playproof runs from, when it is one."""
     settings: RunSettings | None = None
     """The run's configuration, secrets removed."""
+    seal: Callable[[Transcript], RecorderPin] | None = None
+    """A trusted-recorder run's recorder: signs the transcript and names it for the record."""
 
     def __post_init__(self) -> None:
         if self.budget_usd is not None and not (
@@ -216,6 +220,13 @@ class DecisionLoop:
         self, game: Game, contract: Contract, driver: Driver, config: EpisodeConfig
     ) -> None:
         self.mode = check_mode(game, config.mode)
+        if self.mode is VerificationMode.TRUSTED_RECORDER and not (
+            isinstance(game, Recording) and config.seal is not None
+        ):
+            raise ModeError(
+                f"a trusted-recorder run of {game.descriptor.id} needs a game that records a "
+                "transcript and a recorder key to sign it"
+            )
         self.game = game
         self.contract = contract
         self.driver = driver
@@ -275,6 +286,11 @@ class DecisionLoop:
         """
         if self.decisions:
             raise RunError("resume rebuilds a loop that has not played yet")
+        if inputs and self.mode is VerificationMode.TRUSTED_RECORDER:
+            raise ModeError(
+                "a trusted-recorder game gets exactly one live pass: it cannot be resumed by "
+                "replaying its inputs; start a new run instead"
+            )
         count = len(inputs)
         if not count == len(costs) == len(latencies):
             raise RunError(
@@ -522,6 +538,12 @@ class DecisionLoop:
         config = self.config
         identity = identity_ids(self.contract)
         claimed = tuple(ClaimedMilestone(id=p.id, turn=p.turn) for p in self.tracker.verified)
+        recorder = None
+        if self.mode is VerificationMode.TRUSTED_RECORDER:
+            game, seal = self.game, config.seal
+            assert isinstance(game, Recording)  # checked in __init__
+            assert seal is not None
+            recorder = seal(game.transcript(self.contract_hash, config.seed))
         return RunRecord(
             target=self.pin(),
             actor=self.actor(),
@@ -556,4 +578,5 @@ class DecisionLoop:
             ),
             started_at=started_at or self.started_at,
             finished_at=finished_at or now(),
+            recorder=recorder,
         )

@@ -5,7 +5,9 @@ A spec is ``FAMILY:NAME``:
 - ``ale:pong`` — an Atari 2600 ROM bundled with ale-py, by its id;
 - ``gym:CartPole-v1`` — a Gymnasium environment id with a Discrete action space;
 - ``retro:Airstriker-Genesis-v0`` — a stable-retro game whose ROM is installed;
-- ``gb:path/to/game.gb`` — a Game Boy ROM file (PyBoy).
+- ``gb:path/to/game.gb`` — a Game Boy ROM file (PyBoy);
+- ``desktop:path/to/spec.toml`` — a native desktop program described by a spec
+  (``trusted-recorder`` only: played once, verified from its signed transcript).
 
 Each adapter is built with its default options. The build is not pinned in
 advance: the run record pins the build digest, and a verifier rebuilds the
@@ -51,6 +53,7 @@ ADHOC_FAMILIES: dict[str, tuple[str, str, str]] = {
     "gym": ("playproof.adapters.gym:make_game", "env_id", "gym"),
     "retro": ("playproof.adapters.retro:make_game", "game", "retro"),
     "gb": ("playproof.adapters.pyboy:make_game", "rom_path", "pyboy"),
+    "desktop": ("playproof.adapters.desktop:make_game", "spec_path", ""),
 }
 """The ad-hoc families: factory, the option the spec's name fills, the install extra."""
 
@@ -128,7 +131,8 @@ def adhoc_target(spec: str, contract: Contract, *, rom_sha256: str | None = None
         factory=factory,
         options=options,
         build_digest=_UNPINNED,
-        isolation="worker",
-        extra=extra,
+        # A desktop program is already a process of its own, and its recorder runs here.
+        isolation="in-process" if family == "desktop" else "worker",
+        extra=extra or None,
     )
     return Target(spec=target_spec, contract=contract, reference=(), adhoc=spec, user_contract=True)

@@ -1,7 +1,18 @@
 """Verification: recompute what a run earned; never calls an agent."""
 
 from playproof.core.report import CHECK_IDS, CheckResult, VerificationReport
-from playproof.verify._attest import attest, library_differences, parse_record
+from playproof.verify._attest import (
+    MODE_VERIFIERS,
+    Admission,
+    ModeVerifier,
+    Reproduction,
+    VerificationInputs,
+    attest,
+    attest_mode,
+    library_differences,
+    parse_record,
+    verify_by_mode,
+)
 from playproof.verify._calibrate import (
     DEFAULT_SWEEP_TURNS,
     DEFAULT_WALKS,
@@ -31,6 +42,7 @@ from playproof.verify._models import (
 )
 from playproof.verify._publish import publication_problems
 from playproof.verify._replayer import Replayer, ReplayJob, SerialReplayer, trace_contract
+from playproof.verify._transcript import TranscriptVerifier, transcript_trust
 
 __all__ = [
     "CHECK_IDS",
@@ -39,6 +51,17 @@ __all__ = [
     "attest",
     "library_differences",
     "parse_record",
+]
+__all__ += [
+    "MODE_VERIFIERS",
+    "Admission",
+    "ModeVerifier",
+    "Reproduction",
+    "TranscriptVerifier",
+    "VerificationInputs",
+    "attest_mode",
+    "transcript_trust",
+    "verify_by_mode",
 ]
 __all__ += [
     "CALIBRATION_SCHEMA",

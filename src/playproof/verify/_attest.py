@@ -1,10 +1,37 @@
-"""Replay attestation: recompute what a run record earned from its seed and inputs.
+"""Attestation: recompute what a run record earned, by the mode the record names.
 
-The verifier owns the execution: it replays the record's input log on a game
-session it was handed (never one the record chose), recomputes the decision
-chain and the accounting, checks the limits and the target pin, and grades the
-claims against what replay reproduced. It never trusts a claimed result and
-never raises on hostile input; every problem becomes a failed check.
+Mode dispatch (the one place a verification mode is chosen)
+-----------------------------------------------------------
+A record's ``target.verification_mode`` decides how it is checked, and each
+mode has one verifier, a :class:`ModeVerifier`. :data:`MODE_VERIFIERS` maps
+every verifiable mode to the factory (``"module:function"``, imported on first
+use) that builds its verifier from :class:`VerificationInputs`, the material a
+caller holds: a game session to replay, a signed transcript, trusted keys,
+and any other material by name in ``extra``. :func:`verify_by_mode` looks the
+record's mode up there; :func:`attest_mode` runs the checks every mode shares
+around the verifier:
+
+1. ``record-well-formed``; then the verifier's :meth:`ModeVerifier.admit`
+   gives its own gate checks (e.g. ``transcript-signed``), ``target-pinned``
+   and the modes the platform declares (``mode-supported``);
+2. ``decision-chain-intact`` and ``accounting-consistent`` from the record;
+3. only when the pin and the mode passed, :meth:`ModeVerifier.reproduce`
+   recomputes the milestones (a :class:`Reproduction`: the graded milestones
+   with their turns, game over, the verifier's further checks, and ``trust``,
+   the words saying what the verdict relied on beyond the verifier's own
+   computation);
+4. ``limits-respected`` and ``claims-reproduced`` against that result.
+
+Adding a mode is one entry in :data:`MODE_VERIFIERS` naming a factory in a
+module of its own (which may read ``VerificationInputs.extra``). A mode with no
+entry is reported as ``mode-supported`` failed, never guessed at.
+
+Replay (this module's own verifier) replays the record's input log on a game
+session the verifier was handed (never one the record chose), recomputes the
+decision chain and the accounting, checks the limits and the target pin, and
+grades the claims against what replay reproduced. Nothing here trusts a
+claimed result or raises on hostile input; every problem becomes a failed
+check.
 
 The score in the report is recomputed from the contract the verifier holds:
 which milestones are identity milestones comes from the contract, not from the
@@ -15,8 +42,10 @@ name when replay then fails to reproduce the record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, Final, Protocol, cast
 
 from playproof.core.chain import ChainLinker, genesis_hash
 from playproof.core.contract import Contract
@@ -26,10 +55,101 @@ from playproof.core.replay import replay
 from playproof.core.report import CheckResult, LibraryDifference, VerificationReport
 from playproof.core.score import identity_ids
 from playproof.errors import FormatError, PlayproofError
+from playproof.sign import VerifyingKey
 
-__all__ = ["attest", "library_differences", "parse_record"]
+__all__ = [
+    "MODE_VERIFIERS",
+    "Admission",
+    "ModeVerifier",
+    "ModeVerifierFactory",
+    "Reproduction",
+    "VerificationInputs",
+    "attest",
+    "attest_mode",
+    "library_differences",
+    "parse_record",
+    "verify_by_mode",
+]
 
-_REPLAYABLE = (VerificationMode.REPLAY,)
+
+@dataclass(frozen=True)
+class VerificationInputs:
+    """What a caller holds to verify a record with; each mode's factory takes what it needs.
+
+    ``game`` is a session to replay on (replay); ``transcript`` the signed
+    transcript envelope's bytes and ``trusted_keys`` the keys the caller
+    trusts (trusted recorder); ``extra`` carries material of other modes by
+    name. ``libraries`` and ``roms`` describe the verifier's side.
+    """
+
+    game: Game | None = None
+    transcript: bytes | None = None
+    trusted_keys: Sequence[VerifyingKey] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    libraries: Mapping[str, str] | None = None
+    roms: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A verifier's gate: its own first checks, the target pin, and the platform's modes."""
+
+    pin: CheckResult
+    modes: tuple[VerificationMode, ...]
+    checks: tuple[CheckResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """What a mode's verifier recomputed: milestones with turns, or why it could not.
+
+    ``result`` is None when nothing could be recomputed (``failure`` says why);
+    ``checks`` are the verifier's own checks after the shared ones; ``trust``
+    says what the verdict relies on beyond the verifier's own computation.
+    """
+
+    result: ReplayResult | None
+    failure: str = ""
+    checks: tuple[CheckResult, ...] = ()
+    trust: str | None = None
+    source: str = "replay"
+    """What recomputed the milestones, as claims' reasons name it (``the transcript``)."""
+
+
+class ModeVerifier(Protocol):
+    """One verification mode's verifier (see the module docstring)."""
+
+    @property
+    def mode(self) -> VerificationMode:
+        """The mode this verifier checks."""
+        ...
+
+    def admit(self, record: RunRecord, contract: Contract) -> Admission:
+        """Gate checks, the target pin and the platform's declared modes."""
+        ...
+
+    def reproduce(self, record: RunRecord, contract: Contract) -> Reproduction:
+        """Recompute what the record earned (called only once admitted)."""
+        ...
+
+
+ModeVerifierFactory = Callable[[RunRecord, VerificationInputs], "ModeVerifier | str"]
+"""Builds a mode's verifier from the caller's material, or says in words what is missing."""
+
+MODE_VERIFIERS: Final[dict[VerificationMode, str]] = {
+    VerificationMode.REPLAY: "playproof.verify._attest:replay_verifier",
+    VerificationMode.TRUSTED_RECORDER: "playproof.verify._transcript:transcript_verifier",
+    VerificationMode.PLATFORM_ATTESTED: "playproof.verify._receipts:receipts_verifier",
+}
+"""Each verifiable mode's factory, as ``module:function`` (imported on first use)."""
+
+
+def _factory(mode: VerificationMode) -> ModeVerifierFactory | None:
+    where = MODE_VERIFIERS.get(mode)
+    if where is None:
+        return None
+    module, _, name = where.partition(":")
+    return cast(ModeVerifierFactory, getattr(import_module(module), name))
 
 
 def parse_record(data: Any) -> tuple[RunRecord | None, str]:
@@ -75,13 +195,17 @@ def _pin(record: RunRecord, game: Game, contract: Contract) -> CheckResult:
     return _check("target-pinned", True, f"{descriptor.id} build {descriptor.build.digest[:12]}")
 
 
-def _mode(record: RunRecord, game: Game) -> CheckResult:
+def _mode(
+    record: RunRecord, verifier: VerificationMode, declared: Sequence[VerificationMode]
+) -> CheckResult:
     mode = record.target.verification_mode
-    if mode not in game.descriptor.platform.modes:
+    if mode not in declared:
         return _check("mode-supported", False, f"the platform does not declare mode {mode.value}")
-    if mode not in _REPLAYABLE:
+    if mode is not verifier:
         return _check(
-            "mode-supported", False, f"mode {mode.value} cannot be checked by replay attestation"
+            "mode-supported",
+            False,
+            f"mode {mode.value} cannot be checked by {verifier.value} attestation",
         )
     return _check("mode-supported", True, f"mode {mode.value}")
 
@@ -131,7 +255,7 @@ def _accounting(record: RunRecord) -> CheckResult:
     return _check("accounting-consistent", True, f"spent {spent:.6f} USD")
 
 
-def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
+def _limits(record: RunRecord, result: ReplayResult | None, source: str = "replay") -> CheckResult:
     limits, count = record.limits, len(record.decisions)
     problems = []
     if count > limits.max_turns:
@@ -156,7 +280,7 @@ def _limits(record: RunRecord, result: ReplayResult | None) -> CheckResult:
         if limits.stop_at_game_over and over_at is not None and over_at < count:
             problems.append(f"the game was over at turn {over_at} but play went on to turn {count}")
         if record.game_over != (over_at is not None):
-            problems.append(f"record says game_over={record.game_over}, replay disagrees")
+            problems.append(f"record says game_over={record.game_over}, {source} disagrees")
     if problems:
         return _check("limits-respected", False, "; ".join(problems))
     return _check(
@@ -180,7 +304,9 @@ def _expected_stop(record: RunRecord, result: ReplayResult | None) -> StopReason
     return StopReason.STOPPED
 
 
-def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> CheckResult:
+def _claims(
+    record: RunRecord, contract: Contract, result: ReplayResult, source: str = "replay"
+) -> CheckResult:
     reproduced = {p.id: p.turn for p in result.verified}
     known = set(contract.ids)
     problems = []
@@ -192,10 +318,10 @@ def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> Chec
         if claim.id not in known:
             problems.append(f"{claim.id} is not a milestone of the contract")
         elif claim.id not in reproduced:
-            problems.append(f"{claim.id} was not reproduced by replay")
+            problems.append(f"{claim.id} was not reproduced by {source}")
         elif reproduced[claim.id] != claim.turn:
             problems.append(
-                f"{claim.id} is claimed at turn {claim.turn}, replay reached it at turn "
+                f"{claim.id} is claimed at turn {claim.turn}, {source} reached it at turn "
                 f"{reproduced[claim.id]}"
             )
     if record.identity_claimed is not None:
@@ -211,7 +337,7 @@ def _claims(record: RunRecord, contract: Contract, result: ReplayResult) -> Chec
         return _check("claims-reproduced", False, "; ".join(problems))
     unclaimed = [m for m in reproduced if m not in seen]
     note = f" (also reproduced, unclaimed: {', '.join(unclaimed)})" if unclaimed else ""
-    return _check("claims-reproduced", True, f"{len(seen)} claims reproduced by replay{note}")
+    return _check("claims-reproduced", True, f"{len(seen)} claims reproduced by {source}{note}")
 
 
 def library_differences(
@@ -253,6 +379,35 @@ def _warnings(checks: Sequence[CheckResult], differences: Sequence[LibraryDiffer
     ]
 
 
+class ReplayVerifier:
+    """Replay attestation: the record's inputs replayed on a game session the verifier holds."""
+
+    mode = VerificationMode.REPLAY
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+
+    def admit(self, record: RunRecord, contract: Contract) -> Admission:
+        """The pin against the game's descriptor; the modes its platform declares."""
+        return Admission(
+            pin=_pin(record, self.game, contract), modes=self.game.descriptor.platform.modes
+        )
+
+    def reproduce(self, record: RunRecord, contract: Contract) -> Reproduction:
+        """Replay the input log from the seed and grade it against ``contract``."""
+        try:
+            return Reproduction(replay(self.game, record.seed, record.inputs, contract))
+        except PlayproofError as exc:
+            return Reproduction(None, failure=f"replay failed: {exc}")
+
+
+def replay_verifier(record: RunRecord, inputs: VerificationInputs) -> ModeVerifier | str:
+    """The replay verifier on the caller's game (a string saying why when there is none)."""
+    if inputs.game is None:
+        return "replay needs a game session to replay the record on"
+    return ReplayVerifier(inputs.game)
+
+
 def attest(
     data: Any,
     game: Game,
@@ -270,30 +425,77 @@ def attest(
     given, differences from the recorder's are reported, and a warning names
     them when replay diverged.
     """
+    return attest_mode(data, ReplayVerifier(game), contract, libraries=libraries, roms=roms)
+
+
+def _rejected(contract: Contract, checks: Sequence[CheckResult]) -> VerificationReport:
+    return VerificationReport.from_checks(
+        checks,
+        milestones_total=len(contract.milestones),
+        milestones_identity=len(identity_ids(contract)),
+    )
+
+
+def verify_by_mode(data: Any, contract: Contract, inputs: VerificationInputs) -> VerificationReport:
+    """Verify a record by the mode it names, with the verifier :data:`MODE_VERIFIERS` lists."""
+    record, why = parse_record(data)
+    if record is None:
+        return _rejected(contract, [_check("record-well-formed", False, why)])
+    mode = record.target.verification_mode
+    factory = _factory(mode)
+    verifier = (
+        factory(record, inputs)
+        if factory is not None
+        else f"no verifier for mode {mode.value} is available in this version of playproof"
+    )
+    if isinstance(verifier, str):
+        return VerificationReport.from_checks(
+            [_check("record-well-formed", True, why), _check("mode-supported", False, verifier)],
+            milestones_total=len(contract.milestones),
+            milestones_identity=len(identity_ids(contract)),
+            target=record.target.label,
+            calibrated=record.target.calibrated,
+        )
+    return attest_mode(record, verifier, contract, libraries=inputs.libraries, roms=inputs.roms)
+
+
+def attest_mode(
+    data: Any,
+    verifier: ModeVerifier,
+    contract: Contract,
+    *,
+    libraries: Mapping[str, str] | None = None,
+    roms: Mapping[str, str] | None = None,
+) -> VerificationReport:
+    """Verify a record with ``verifier`` around the checks every mode shares (module docstring)."""
     identity = identity_ids(contract)
     record, why = parse_record(data)
     if record is None:
-        return VerificationReport.from_checks(
-            [_check("record-well-formed", False, why)],
-            milestones_total=len(contract.milestones),
-            milestones_identity=len(identity),
-        )
+        return _rejected(contract, [_check("record-well-formed", False, why)])
+    admission = verifier.admit(record, contract)
+    pin = admission.pin
+    mode = _mode(record, verifier.mode, admission.modes)
     checks = [
         _check("record-well-formed", True, why),
-        pin := _pin(record, game, contract),
-        mode := _mode(record, game),
+        *admission.checks,
+        pin,
+        mode,
         _chain(record),
         _accounting(record),
     ]
     result: ReplayResult | None = None
-    claims = _check("claims-reproduced", False, "not replayed: the target pin or mode failed")
-    if pin.passed and mode.passed:
-        try:
-            result = replay(game, record.seed, record.inputs, contract)
-            claims = _claims(record, contract, result)
-        except PlayproofError as exc:
-            claims = _check("claims-reproduced", False, f"replay failed: {exc}")
-    checks += [_limits(record, result), claims]
+    reproduction = Reproduction(None, failure="not replayed: the target pin or mode failed")
+    admitted = pin.passed and mode.passed and all(c.passed for c in admission.checks)
+    if admitted:
+        reproduction = verifier.reproduce(record, contract)
+        result = reproduction.result
+    checks += reproduction.checks
+    claims = (
+        _claims(record, contract, result, reproduction.source)
+        if result is not None
+        else _check("claims-reproduced", False, reproduction.failure)
+    )
+    checks += [_limits(record, result, reproduction.source), claims]
     verified: Sequence[str] = [p.id for p in result.verified] if result is not None else ()
     differences = library_differences(record, libraries, roms)
     return VerificationReport.from_checks(
@@ -306,4 +508,5 @@ def attest(
         calibrated=record.target.calibrated,
         library_differences=differences,
         warnings=_warnings(checks, differences),
+        trust=reproduction.trust if admitted else None,
     )
