@@ -63,6 +63,7 @@ from playproof.cli._output import (
     styled,
 )
 from playproof.core.canonical import parse_json
+from playproof.core.contract import Contract
 from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord, RunSettings, parse_run_record
 from playproof.core.report import VerificationReport
@@ -334,7 +335,8 @@ def run(
     """Play TARGET with an agent, sign the record and write it.
 
     TARGET is a packaged target (native/2048) or an ad-hoc one with --contract:
-    ale:ROM, gym:ENV-ID, retro:GAME or gb:ROM-FILE (recorded as uncalibrated).
+    ale:ROM, gym:ENV-ID, retro:GAME, gb:ROM-FILE or retroarch:CORE:ROM-FILE
+    (recorded as uncalibrated).
     With --mode trusted-recorder, desktop:SPEC.toml plays a native program once
     and writes its signed transcript beside the record.
     With --mode platform-attested, TARGET is a receipts spec file (Steam or
@@ -620,18 +622,20 @@ def verify(
     must be the recorded one. A trusted-recorder record is not replayed: it
     is checked against its signed transcript (--transcript), whose recorder
     key must be trusted (--key). Several records, or a folder of them, are a
-    batch: each is replayed as one task on --executor, with a summary; exit 0
-    only when every one is clean.
+    batch: each is verified as one task on --executor (a trusted-recorder
+    record against the NAME.transcript.json beside it; --contract for every
+    record), with a summary; exit 0 only when every one is clean.
     """
     if len(records) > 1 or records[0].is_dir():
-        if target is not None or contract is not None or cross is not None or transcript:
+        if target is not None or cross is not None or transcript:
             raise RunError(
-                "--target, --contract, --cross and --transcript name one record's game; "
-                "verify it alone"
+                "--target, --cross and --transcript name one record's game; verify it alone "
+                "(in a batch each record's transcript is the NAME.transcript.json beside it)"
             )
         _verify_batch(
             records,
             trusted_keys(key or [], key_dir),
+            contract=read_contract(contract) if contract else None,
             unsigned=unsigned,
             executor=executor,
             jobs=jobs,
@@ -705,6 +709,7 @@ def _verify_batch(
     records: list[Path],
     keys: list[Any],
     *,
+    contract: Contract | None = None,
     unsigned: bool,
     executor: str,
     jobs: int | None,
@@ -730,6 +735,7 @@ def _verify_batch(
             jobs=jobs,
             address=address,
             unsigned=unsigned,
+            contract=contract,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
             on_retry=on_retry,
         )

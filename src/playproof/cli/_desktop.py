@@ -3,22 +3,32 @@
 A ``run --mode trusted-recorder`` writes the signed transcript beside the
 record (``NAME.transcript.json``), signed with ``--recorder-key`` or else the
 key folder's signing key, loaded (or created) only when the run ends. ``verify``
-reads the transcript named by ``--transcript``, else the one beside the record.
+reads the transcript named by ``--transcript``, else the one beside the record;
+``service submit`` sends it with the record as a run upload.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 from playproof._bounded import read_bounded
 from playproof.adapters.desktop import TranscriptSealer, transcript_path_for
 from playproof.cli._files import ensure_signing_key
+from playproof.core.contract import Contract
 from playproof.core.record import RecorderPin
 from playproof.core.transcript import MAX_TRANSCRIPT_BYTES, Transcript
-from playproof.sign import SigningKey
+from playproof.errors import FormatError
+from playproof.sign import RUN_UPLOAD_MEDIA_TYPE, RunUpload, SigningKey, parse_envelope
 
-__all__ = ["MAX_TRANSCRIPT_FILE_BYTES", "Recorder", "read_transcript", "recorder_for"]
+__all__ = [
+    "MAX_TRANSCRIPT_FILE_BYTES",
+    "Recorder",
+    "read_transcript",
+    "recorder_for",
+    "upload_body",
+]
 
 Recorder = Callable[[Transcript], RecorderPin]
 """Signs a run's transcript and names it for the record."""
@@ -59,3 +69,25 @@ def read_transcript(record: Path, given: Path | None) -> bytes | None:
     if given is None and not path.exists():
         return None
     return read_bounded(path, MAX_TRANSCRIPT_FILE_BYTES, "transcript file")
+
+
+def upload_body(
+    envelope: bytes, transcript: bytes | None, contract: Contract | None
+) -> tuple[bytes, str]:
+    """The body and media type that upload a signed record to the service.
+
+    Without a transcript or contract, the envelope as it is (``application/json``);
+    with them, a run upload (``playproof/run-upload/v1``) carrying all three.
+    """
+    if transcript is None and contract is None:
+        return envelope, "application/json"
+    try:
+        upload = RunUpload(
+            envelope=parse_envelope(envelope),
+            transcript=parse_envelope(transcript) if transcript is not None else None,
+            contract=contract,
+        )
+    except FormatError as exc:
+        raise FormatError(f"cannot build the upload: {exc}") from exc
+    text = json.dumps(upload.to_json(), separators=(",", ":"))
+    return text.encode("utf-8"), RUN_UPLOAD_MEDIA_TYPE

@@ -1,9 +1,14 @@
-"""Batch verification: many signed records, each replayed as one task on an executor.
+"""Batch verification: many signed records, each verified as one task on an executor.
 
 The files are read here (bounded), so the executor's nodes need no shared
-folder: each task receives a record's bytes and the trusted public keys and
-returns the verification report, exactly what ``playproof verify FILE``
-computes for that one file. Reports come back in the order of the files.
+folder: each task receives a record's bytes, the transcript beside it (a
+trusted-recorder record's ``NAME.transcript.json``, when there is one), the
+trusted public keys and the contract given for the batch, and returns the
+verification report, exactly what ``playproof verify FILE`` computes for that
+one file. Each record is verified by its own mode: replayed, checked against
+its transcript, or judged from the receipts it pins. A missing or unreadable
+transcript is that record's failure, never the batch's. Reports come back in
+the order of the files.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from pathlib import Path
 
 from playproof._api import verify_record, verify_signed
 from playproof._bounded import read_bounded
+from playproof.adapters.desktop import transcript_path_for
+from playproof.core.contract import Contract
 from playproof.core.report import CheckResult, VerificationReport
+from playproof.core.transcript import MAX_TRANSCRIPT_BYTES
 from playproof.errors import FormatError, RunError
 from playproof.exec._executors import RetryNotice, open_executor
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey
@@ -23,6 +31,7 @@ from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey
 __all__ = [
     "BATCH_TIMEOUT_S",
     "MAX_BATCH_FILES",
+    "MAX_TRANSCRIPT_FILE_BYTES",
     "BatchVerdict",
     "record_files",
     "verify_many",
@@ -32,8 +41,10 @@ MAX_BATCH_FILES = 100_000
 """The most record files one batch verification reads."""
 BATCH_TIMEOUT_S = 3600.0
 """Seconds the batch waits for any one record to finish before it gives up."""
+MAX_TRANSCRIPT_FILE_BYTES = 2 * MAX_TRANSCRIPT_BYTES
+"""The largest transcript envelope file read beside a record (base64 makes it a third larger)."""
 RECORD_SUFFIX = ".json"
-SIDE_FILES = (".verification.json", ".spec.json")
+SIDE_FILES = (".verification.json", ".spec.json", ".transcript.json")
 """Files a folder of records may hold beside them that are not records."""
 
 
@@ -70,19 +81,40 @@ def record_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def _verify_bytes(
-    data: bytes, key_pems: tuple[bytes, ...], unsigned: bool, worker: bool | None
+    data: bytes,
+    key_pems: tuple[bytes, ...],
+    unsigned: bool,
+    worker: bool | None,
+    transcript: bytes | None = None,
+    contract: Contract | None = None,
 ) -> VerificationReport:
-    """One task: verify one record's bytes (the keys travel as PEM: they pickle)."""
-    if unsigned:
-        return verify_record(data, worker=worker)
+    """One task: verify one record's bytes (the keys travel as PEM: they pickle).
+
+    As ``playproof verify FILE``: a trusted-recorder record is checked against
+    ``transcript`` with the trusted keys as recorder keys.
+    """
     keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
-    return verify_signed(data, keys, worker=worker)
+    if unsigned:
+        return verify_record(
+            data,
+            worker=worker,
+            contract=contract,
+            transcript=transcript,
+            recorder_keys=keys if transcript is not None else (),
+        )
+    return verify_signed(data, keys, worker=worker, contract=contract, transcript=transcript)
 
 
-def _unreadable(why: str) -> VerificationReport:
-    return VerificationReport.from_checks(
-        [CheckResult(id="record-well-formed", passed=False, reason=why)]
-    )
+def _transcript_beside(path: Path) -> bytes | None:
+    """The transcript beside a record file, None when there is none; FormatError if unreadable."""
+    beside = transcript_path_for(path)
+    if not beside.is_file():
+        return None
+    return read_bounded(beside, MAX_TRANSCRIPT_FILE_BYTES, "transcript file")
+
+
+def _unreadable(why: str, check: str = "record-well-formed") -> VerificationReport:
+    return VerificationReport.from_checks([CheckResult(id=check, passed=False, reason=why)])
 
 
 def verify_many(
@@ -93,6 +125,7 @@ def verify_many(
     jobs: int | None = None,
     address: str | None = None,
     unsigned: bool = False,
+    contract: Contract | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_retry: RetryNotice | None = None,
 ) -> list[BatchVerdict]:
@@ -100,7 +133,9 @@ def verify_many(
 
     A file that cannot be read is a rejected verdict, not an error: the
     others go on. On the local pool games run in-process (each pool process
-    is already its own crash boundary).
+    is already its own crash boundary). Each record's transcript is the
+    ``NAME.transcript.json`` beside it; ``contract`` is the verifier's copy
+    for every record in the batch (as ``verify --contract`` for one record).
     """
     files = record_files(paths)
     pems = tuple(key.to_pem() for key in keys)
@@ -115,7 +150,13 @@ def verify_many(
             except FormatError as exc:
                 verdicts[index] = BatchVerdict(path, _unreadable(str(exc)))
                 continue
-            futures[pool.submit(_verify_bytes, data, pems, unsigned, worker)] = index
+            try:
+                transcript = _transcript_beside(path)
+            except FormatError as exc:
+                verdicts[index] = BatchVerdict(path, _unreadable(str(exc), "transcript-signed"))
+                continue
+            task = pool.submit(_verify_bytes, data, pems, unsigned, worker, transcript, contract)
+            futures[task] = index
         done_count = len(files) - len(futures)
         if progress is not None and done_count:
             progress(done_count, len(files))

@@ -35,20 +35,30 @@ from playproof.sign._statement import (
     sign_statement,
     statement_payload,
 )
+from playproof.sign._upload import (
+    MAX_RUN_UPLOAD_BYTES,
+    RUN_UPLOAD_MEDIA_TYPE,
+    RUN_UPLOAD_SCHEMA,
+    RunUpload,
+)
 from playproof.sign._verify import SIGNATURE_CHECK_IDS, StatementVerdict, verify_statement
 
 __all__ = [
     "IN_TOTO_PAYLOAD_TYPE",
     "MAX_ENVELOPE_BYTES",
     "MAX_KEY_FILE_BYTES",
+    "MAX_RUN_UPLOAD_BYTES",
     "RUN_PREDICATE_TYPE",
     "RUN_RECORD",
     "RUN_RECORD_SUBJECT",
+    "RUN_UPLOAD_MEDIA_TYPE",
+    "RUN_UPLOAD_SCHEMA",
     "SIGNATURE_CHECK_IDS",
     "STATEMENT_TYPE",
     "Envelope",
     "EnvelopeSignature",
     "PredicateKind",
+    "RunUpload",
     "SignatureVerdict",
     "SigningKey",
     "Statement",
