@@ -7,7 +7,8 @@ run again over the recorded context). A check whose input is missing fails and
 says so. Each check has a stable id and fixed explanations.
 
 ``wallet_safety`` is the group for every policy-bound target; the
-``rebalance_policy`` group (for ``solana/rebalance``) is not built yet.
+``rebalance_policy`` group for ``solana/rebalance`` lives in
+:mod:`playproof.policy.rebalance_checks`.
 """
 
 from __future__ import annotations
