@@ -1,12 +1,14 @@
 """The target registry: entry points, packaged folders, pins and missing extras."""
 
 import json
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from playproof.errors import FormatError, TargetError
 from playproof.targets import Target, TargetSpec, get_target, list_targets, load_target_dir
+from playproof.targets import _registry as registry
 
 PACKAGED = {
     "native/2048",
@@ -64,3 +66,23 @@ def test_spec_rejects_unknown_fields() -> None:
     data["surprise"] = 1
     with pytest.raises(ValueError, match="surprise"):
         TargetSpec.model_validate(data)
+
+
+def test_a_broken_entry_point_hides_no_other_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plug-in that fails to load costs only itself: other targets still resolve."""
+    real = registry._discover()
+    broken = metadata.EntryPoint(
+        name="aaa-broken", value="playproof_no_such_module:target", group=registry.ENTRY_POINT_GROUP
+    )
+    missing = metadata.EntryPoint(
+        name="solo-missing", value="playproof_no_such_module:x", group=registry.ENTRY_POINT_GROUP
+    )
+    entries = {"aaa-broken": broken, "solo-missing": missing, **real}
+    monkeypatch.setattr(registry, "_discover", lambda: entries)
+    assert registry.get_target("native/2048").name == "native/2048"
+    # The broken entry asked for by name: its own load error, not "unknown".
+    with pytest.raises(TargetError, match="solo-missing failed to load"):
+        registry.get_target("solo/missing")
+    unknown = r"unknown target 'nope/none'.*failed to load: aaa-broken"
+    with pytest.raises(TargetError, match=unknown):
+        registry.get_target("nope/none")

@@ -227,10 +227,28 @@ def list_targets() -> list[Target]:
 
 
 def get_target(name: str) -> Target:
-    """The registered target called ``name`` (e.g. ``native/2048``); TargetError if unknown."""
-    for entry in _discover().values():
-        target = _load_entry(entry)
+    """The registered target called ``name`` (e.g. ``native/2048``); TargetError if unknown.
+
+    An entry point that fails to load (an extra not installed, a broken
+    plug-in) never hides the others: its error is raised only when it is the
+    one asked for (entry ``solana-swap`` for ``solana/swap``) or when no
+    loaded target has the name.
+    """
+    entries = _discover()
+    # The entry named after the target first: usually it is the one, and nothing else loads.
+    wanted = name.replace("/", "-")
+    ordered = sorted(entries.values(), key=lambda entry: entry.name != wanted)
+    failures: dict[str, TargetError] = {}
+    for entry in ordered:
+        try:
+            target = _load_entry(entry)
+        except TargetError as exc:
+            failures[entry.name] = exc
+            continue
         if target.name == name:
             return target
+    if wanted in failures:
+        raise failures[wanted]
     known = ", ".join(t.name for t in list_targets()) or "none"
-    raise TargetError(f"unknown target {name!r} (registered: {known})")
+    broken = f"; {len(failures)} entry point(s) failed to load: {', '.join(failures)}"
+    raise TargetError(f"unknown target {name!r} (registered: {known}{broken if failures else ''})")
