@@ -18,8 +18,8 @@ from playproof.errors import ServiceError
 from playproof.service.db import make_engine, session_factory, upgrade
 from playproof.service.owners.models import ApiToken
 from playproof.service.owners.services import add_owner, create_token
-from playproof.service.web.frames import MilestoneMark, cached_index, read_frame
-from playproof.service.web.plots import series_plot, timeline_plot
+from playproof.service.web.frames import MilestoneMark, cached_events, cached_index, read_frame
+from playproof.service.web.plots import series_plot, suite_chart, timeline_plot
 from playproof.service.web.routes import _safe_next
 from playproof.service.web.signin import SessionKeys, load_session_key
 
@@ -148,3 +148,46 @@ def test_the_session_key_file_is_private(tmp_path: Path) -> None:
     path.write_bytes(b"short")
     with pytest.raises(ServiceError):
         load_session_key(path)
+
+
+def test_the_suite_chart_escapes_suite_names() -> None:
+    hostile = "<img src=x onerror=alert(1)>"
+    drawn = str(suite_chart([(hostile, 1, 2), ("plain", 0, 3)]))
+    assert "<img" not in drawn
+    assert "&lt;img" in drawn
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"not": "a list"}',
+        "[1, 2, 3]",
+        "[",
+        "\xff\xfe",
+    ],
+)
+def test_damaged_replayed_events_are_not_trusted(tmp_path: Path, content: str) -> None:
+    digest = "ef" * 32
+    (tmp_path / digest).mkdir()
+    (tmp_path / digest / "events.json").write_text(content, encoding="latin-1")
+    assert cached_events(tmp_path, digest) is None
+
+
+def test_an_oversized_events_file_is_refused_not_read(tmp_path: Path) -> None:
+    from playproof.service.web.frames import MAX_EVENTS_BYTES
+
+    digest = "fe" * 32
+    (tmp_path / digest).mkdir()
+    with (tmp_path / digest / "events.json").open("wb") as out:
+        out.truncate(MAX_EVENTS_BYTES + 1)
+    assert cached_events(tmp_path, digest) is None
+
+
+@pytest.mark.parametrize("sort", ["agent", "rank; drop table runs", "RANK", ""])
+def test_an_unknown_board_order_is_refused(sessions, sort: str) -> None:  # type: ignore[no-untyped-def]
+    from playproof.service.leaderboards.services import leaderboard
+    from playproof.service.problems import Problem
+
+    with sessions() as session, pytest.raises(Problem) as raised:
+        leaderboard(session, "native/2048", sort=sort)
+    assert raised.value.status == 422

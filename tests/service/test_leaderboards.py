@@ -132,6 +132,24 @@ def test_pages_follow_the_ranking(board: Service) -> None:
     assert paged == whole
 
 
+def test_a_sort_orders_the_whole_board_before_it_is_cut_into_pages(board: Service) -> None:
+    # Ranked by score, the runs' turns run backwards; sorted by turns, pages must continue.
+    made = [_run(board, earned=i, earnable=10, decision_count=100 - i) for i in range(7)]
+    made.append(_run(board, earned=0, earnable=10, decision_count=50, cost_usd=None))
+    paged: list[str] = []
+    for offset in range(0, 8, 3):
+        with board.sessions() as session:
+            page = leaderboard(session, TARGET, limit=3, offset=offset, sort="turns")
+        paged += [r.run_id for r in page.rows]
+    turns = {run_id: 100 - i for i, run_id in enumerate(made[:7])} | {made[7]: 50}
+    assert paged == sorted(made, key=lambda run_id: turns[run_id])
+    with board.sessions() as session:
+        by_cost = [r.run_id for r in leaderboard(session, TARGET, limit=8, sort="cost").rows]
+        ranks = {r.run_id: r.rank for r in leaderboard(session, TARGET, limit=8, sort="cost").rows}
+    assert by_cost[-1] == made[7]  # unmeasured cost last, whatever its rank
+    assert ranks[made[6]] == 1  # the rank column stays the ranking
+
+
 @pytest.mark.parametrize(("limit", "offset"), [(0, 0), (MAX_PAGE + 1, 0), (10, -1)])
 def test_page_bounds_are_refused(board: Service, limit: int, offset: int) -> None:
     with board.sessions() as session, pytest.raises(Problem) as refused:

@@ -1,4 +1,4 @@
-"""A real ``playproof serve`` on loopback with real signed runs, and one Chromium for the session.
+"""A real ``playproof serve`` on loopback with real signed runs and grades, and one Chromium.
 
 The server runs in a subprocess on a free port with its SQLite database, log
 key and frame cache in a temporary folder. Runs are uploaded through the API
@@ -31,6 +31,14 @@ pytest.importorskip("jinja2", reason="the web pages need the server extra")
 import playproof
 from playproof.core.contract import Contract
 from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.corpus import (
+    CandidatePin,
+    CaseResult,
+    GradeRecord,
+    load_manifest,
+    shipped_paths,
+    sign_grade,
+)
 from playproof.errors import PlayproofError
 from playproof.service.app import prepare_database
 from playproof.service.db import make_engine, session_factory
@@ -70,6 +78,8 @@ class Server:
     runs: dict[str, str] = field(default_factory=dict)
     challenge: str = ""
     records: dict[str, RunRecord] = field(default_factory=dict)
+    grades: dict[str, str] = field(default_factory=dict)
+    grade_records: dict[str, GradeRecord] = field(default_factory=dict)
 
     def client(self) -> httpx.Client:
         """An HTTP client for the API."""
@@ -93,6 +103,41 @@ class Server:
         self.runs[name] = run_id
         self.records[name] = record
         return run_id
+
+    def upload_many(self, records: list[RunRecord], key: SigningKey, owner: str) -> list[str]:
+        """Upload every record at once, then wait until none is pending; their run ids."""
+        headers = {"Authorization": f"Bearer {self.tokens[owner]}"}
+        with self.client() as client:
+            ids = []
+            for record in records:
+                body = playproof.sign_record(record, key).to_bytes()
+                answer = client.post("/api/v1/runs", content=body, headers=headers)
+                assert answer.status_code in (200, 202), answer.text
+                ids.append(str(answer.json()["id"]))
+            deadline = time.monotonic() + VERDICT_WAIT_S
+            for run_id in ids:
+                while client.get(f"/api/v1/runs/{run_id}").json()["status"] == "pending":
+                    assert time.monotonic() < deadline, f"run {run_id} stayed pending"
+                    time.sleep(0.1)
+        return ids
+
+    def upload_grade(self, name: str, record: GradeRecord, key: SigningKey, owner: str) -> str:
+        """Sign a grade record, upload it as ``owner``, wait for the server's verdict."""
+        with self.client() as client:
+            answer = client.post(
+                "/api/v1/grades",
+                content=sign_grade(record, key).to_bytes(),
+                headers={"Authorization": f"Bearer {self.tokens[owner]}"},
+            )
+            assert answer.status_code in (200, 202), answer.text
+            grade_id = str(answer.json()["id"])
+            deadline = time.monotonic() + VERDICT_WAIT_S
+            while client.get(f"/api/v1/grades/{grade_id}").json()["status"] == "pending":
+                assert time.monotonic() < deadline, f"grade {name} stayed pending"
+                time.sleep(0.1)
+        self.grades[name] = grade_id
+        self.grade_records[name] = record
+        return grade_id
 
 
 def _wait_up(url: str, process: subprocess.Popen[bytes]) -> None:
@@ -140,6 +185,16 @@ def _records() -> dict[str, RunRecord]:
     )
     records["rejected"] = honest.model_copy(update={"claimed": moved})
     try:
+        get_target("solana/swap").open().close()
+    except PlayproofError:
+        pass
+    else:
+        from playproof.drivers import ScriptedDriver
+
+        records["policy"] = playproof.run(
+            get_target("solana/swap"), ScriptedDriver(list(POLICY_LINES)), max_turns=10
+        )
+    try:
         get_target("pyboy/pp-collect").open().close()
     except PlayproofError:
         return records
@@ -147,6 +202,53 @@ def _records() -> dict[str, RunRecord]:
         "pyboy/pp-collect", playproof.BaselineDriver("round-robin"), max_turns=60
     )
     return records
+
+
+BOARD_EXTRA_RUNS = 56
+"""Short 2048 runs added to the board so that it has two pages of 50 to sort across."""
+POLICY_LINES = (
+    "quote USDC JUP 300",
+    "swap USDC JUP 300 100",
+    "swap USDC JUP 999 100",
+    "buy moon",
+    "quote USDC JUP 200",
+    "swap USDC JUP 200 100",
+    "finish",
+)
+"""A policy-bound run with valid actions and two refused ones (no live quote, malformed)."""
+GRADE_COMMAND = ["/home/alice/private/candidate", "--fast"]
+"""The candidate's command line: it ties a lineage together and never appears on a page."""
+
+
+def _grades() -> dict[str, GradeRecord]:
+    """Two builds of one candidate graded on the shipped Blargg corpus: some cases change."""
+    manifest = load_manifest(shipped_paths("blargg")[0])
+    ids = [case.id for case in manifest.cases]
+    passing = {"first": set(ids[:10]), "second": set(ids[:5]) | set(ids[12:20])}
+    made = {}
+    for number, (name, passed) in enumerate(passing.items(), start=1):
+        results = [
+            CaseResult(
+                case_id=case_id,
+                passed=case_id in passed,
+                reason="serial transcript matches" if case_id in passed else "no 'Passed' seen",
+            )
+            for case_id in ids
+        ]
+        made[name] = GradeRecord(
+            corpus_id="blargg",
+            corpus_version=manifest.version,
+            corpus_digest=manifest.digest,
+            candidate=CandidatePin(command=GRADE_COMMAND, build_digest=str(number) * 64),
+            isolation="rlimits",
+            limits={"cpu_seconds": 10.0},
+            results=results,
+            passed=len(passed),
+            denominator=len(ids),
+            started_at=datetime(2026, 1, number, tzinfo=UTC),
+            finished_at=datetime(2026, 1, number, 0, 2, tzinfo=UTC),
+        )
+    return made
 
 
 def _challenge(database_url: str) -> str:
@@ -204,6 +306,19 @@ def server() -> Iterator[Server]:
         running = Server(url=url, folder=folder, tokens=tokens)
         for name, record in _records().items():
             running.upload(name, record, alice_key, "alice")
+        board = [
+            playproof.run(
+                "native/2048",
+                playproof.BaselineDriver("random-walk"),
+                max_turns=1 + number % 23,
+                seed=number,
+            )
+            for number in range(BOARD_EXTRA_RUNS)
+        ]
+        for number, run_id in enumerate(running.upload_many(board, alice_key, "alice")):
+            running.runs[f"board-{number}"] = run_id
+        for name, grade in _grades().items():
+            running.upload_grade(name, grade, alice_key, "alice")
         running.challenge = _challenge(database_url)
         yield running
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from playproof.corpus import load_manifest, shipped_paths
 from playproof.service.web.frames import FRAME_IMAGE_SCALE
 from playproof.service.web.rendering import STATIC
 from playproof.targets import get_target
@@ -60,7 +62,12 @@ def _main_pages(server: Any) -> list[tuple[str, str]]:
         ("replay-rejected", f"/runs/{server.runs['rejected']}/replay"),
         ("signin", "/signin"),
         ("challenge", f"/challenges/{server.challenge}"),
+        ("leaderboard-sorted", "/targets/native/2048/leaderboard?sort=turns"),
+        ("grades", "/grades"),
+        ("grade", f"/grades/{server.grades['second']}"),
     ]
+    if "policy" in server.runs:
+        pages.append(("run-policy", f"/runs/{server.runs['policy']}"))
     if "pp-collect" in server.runs:
         pages += [
             ("run-pp-collect", f"/runs/{server.runs['pp-collect']}"),
@@ -295,5 +302,168 @@ def test_no_serious_accessibility_violations(server: Any, browser: Any) -> None:
             if bad:
                 found[name] = bad
         assert found == {}
+    finally:
+        context.close()
+
+
+def test_the_grades_list_is_linked_from_the_navigation(server: Any, page: Any) -> None:
+    page.goto(f"{server.url}/targets")
+    page.locator("nav[aria-label=Site] a", has_text="Corpus grades").click()
+    page.wait_for_url("**/grades")
+    listed = page.locator("#grades tbody tr").evaluate_all("rows => rows.map(r => r.dataset.grade)")
+    assert listed == [server.grades["second"], server.grades["first"]]  # newest first
+
+
+def test_the_grade_page_shows_cases_suites_and_what_changed(server: Any, page: Any) -> None:
+    record = server.grade_records["second"]
+    earlier = server.grade_records["first"]
+    page.goto(f"{server.url}/grades/{server.grades['second']}")
+    assert page.locator("#status").inner_text() == "verified"
+    rows = page.locator("#cases tbody tr")
+    assert rows.count() == record.denominator
+    first = rows.nth(0).locator("th, td").all_inner_texts()
+    manifest = load_manifest(shipped_paths("blargg")[0])
+    case = manifest.cases[0]
+    assert first[:4] == [case.id, case.suite, case.mode, "pass"]
+    chart = page.locator("svg.suites desc").text_content()
+    for suite in {c.suite for c in manifest.cases}:
+        passed = sum(
+            r.passed
+            for r, c in zip(record.results, manifest.cases, strict=True)
+            if c.suite == suite
+        )
+        total = sum(c.suite == suite for c in manifest.cases)
+        assert f"{suite}: {passed} of {total}" in chart
+    history = page.locator("#history tbody tr")
+    assert history.count() == 2
+    now = {r.case_id for r in record.results if r.passed}
+    before = {r.case_id for r in earlier.results if r.passed}
+    newly = history.nth(0).locator(".newly code").all_inner_texts()
+    regressed = history.nth(0).locator(".regressed code").all_inner_texts()
+    assert set(newly) == now - before
+    assert set(regressed) == before - now
+    assert "first grade of this lineage" in history.nth(1).inner_text()
+    raw = httpx.get(f"{server.url}/grades/{server.grades['second']}").text
+    assert record.candidate.command[0] not in raw  # the command ties the lineage; it is never shown
+    assert page.console_errors == []
+
+
+def test_an_unknown_grade_is_a_404_page(server: Any) -> None:
+    answer = httpx.get(f"{server.url}/grades/{'0' * 32}")
+    assert answer.status_code == 404
+    assert "text/html" in answer.headers["content-type"]
+
+
+def test_a_policy_run_page_shows_envelope_portfolio_actions_and_groups(
+    server: Any, page: Any
+) -> None:
+    if "policy" not in server.runs:
+        pytest.skip("the Solana world is not installed: pip install 'playproof[solana]'")
+    page.goto(f"{server.url}/runs/{server.runs['policy']}")
+    assert page.locator("#status").inner_text() == "verified"
+    assert "localnet" in page.locator("#envelope").inner_text()
+    assert page.locator("#portfolio tbody tr").count() >= 3
+    verdicts = page.locator("#actions tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.valid)"
+    )
+    assert verdicts == ["yes", "yes", "no", "no", "yes", "yes", "yes"]
+    actions = page.locator("#actions tbody tr")
+    assert "no_live_quote" in actions.nth(2).inner_text()
+    assert "malformed" in actions.nth(3).inner_text()
+    proof = httpx.get(f"{server.url}/api/v1/verifier/runs/{server.runs['policy']}").json()
+    shown = page.locator("table.checks").evaluate_all("ts => ts.map(t => t.dataset.group)")
+    assert shown[: len(proof["cats"])] == [g["group"] for g in proof["cats"]]
+    assert "wallet_safety" in shown  # from the document, or decided here and labelled so
+    if "wallet_safety" not in [g["group"] for g in proof["cats"]]:
+        assert page.locator("table[data-group=wallet_safety] .recomputed").count() == 1
+    assert page.console_errors == []
+
+
+@pytest.fixture(scope="module")
+def full_board(server: Any) -> Any:
+    """The server, whose 2048 board holds over one page of verified runs of varied lengths."""
+    assert "board-0" in server.runs
+    return server
+
+
+def _board_ids(server: Any, sort: str, page: int) -> list[str]:
+    html = httpx.get(
+        f"{server.url}/targets/native/2048/leaderboard", params={"sort": sort, "page": page}
+    ).text
+    return re.findall(r'<tr data-run="([0-9a-f]{32})"', html)
+
+
+@pytest.mark.parametrize("sort", ["turns", "cost", "submitted", "rank"])
+def test_a_sorted_board_continues_on_page_two_over_plain_http(full_board: Any, sort: str) -> None:
+    api = httpx.get(f"{full_board.url}/api/v1/leaderboards/native/2048").json()
+    total = api["total"]
+    assert total > 50
+    first, second = _board_ids(full_board, sort, 1), _board_ids(full_board, sort, 2)
+    assert len(first) == 50
+    assert len(first) + len(second) == total
+    assert not set(first) & set(second)
+    if sort == "turns":
+        turns = {row["run_id"]: row["turns"] for row in _all_rows(full_board)}
+        shown = [turns[run_id] for run_id in first + second]
+        assert shown == sorted(shown)  # the whole board, not each page on its own
+    if sort == "rank":
+        assert first + second == [row["run_id"] for row in _all_rows(full_board)]
+
+
+def _all_rows(server: Any) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    while True:
+        page = httpx.get(
+            f"{server.url}/api/v1/leaderboards/native/2048",
+            params={"limit": 200, "offset": len(rows)},
+        ).json()
+        rows.extend(page["rows"])
+        if not page["rows"] or len(rows) >= page["total"]:
+            return rows
+
+
+def test_a_sorted_board_continues_on_page_two_in_the_browser(
+    full_board: Any, browser: Any, screenshots: Path
+) -> None:
+    context = browser.new_context(java_script_enabled=False)  # links only: no script needed
+    try:
+        page = context.new_page()
+        page.goto(f"{full_board.url}/targets/native/2048/leaderboard")
+        page.locator("#board thead a", has_text="Turns").click()
+        page.wait_for_url("**sort=turns")
+        first = page.locator("#board tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")
+        page.locator("a[rel=next]").click()
+        page.wait_for_url("**page=2**")
+        assert "sort=turns" in page.url
+        second = page.locator("#board tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")
+        assert first + second == _board_ids(full_board, "turns", 1) + _board_ids(
+            full_board, "turns", 2
+        )
+        turns = {row["run_id"]: row["turns"] for row in _all_rows(full_board)}
+        assert turns[first[-1]] <= turns[second[0]]
+        assert "the whole board sorted by turns" in page.locator("#board caption").inner_text()
+        page.screenshot(path=str(screenshots / "leaderboard-sorted-page-2.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_a_bad_sort_is_a_page_not_a_crash(server: Any) -> None:
+    answer = httpx.get(f"{server.url}/targets/native/2048/leaderboard?sort=agent%3Bdrop")
+    assert answer.status_code == 422
+    assert "text/html" in answer.headers["content-type"]
+
+
+def test_the_new_pages_read_without_javascript(server: Any, browser: Any) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/grades/{server.grades['second']}")
+        assert page.locator("#cases tbody tr").count() > 0
+        assert page.locator("#history tbody tr").count() == 2
+        page.locator("#history tbody tr").nth(1).locator("a").click()
+        page.wait_for_url(f"**/grades/{server.grades['first']}")
+        if "policy" in server.runs:
+            page.goto(f"{server.url}/runs/{server.runs['policy']}")
+            assert page.locator("#actions tbody tr").count() == len(server.records["policy"].inputs)
     finally:
         context.close()

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.orm import Session
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_CHALLENGE_SEEDS",
     "MAX_PAGE",
     "MAX_OFFSET",
+    "SORTS",
     "BoardPage",
     "BoardRow",
     "add_challenge",
@@ -55,6 +57,11 @@ MAX_OFFSET = 1_000_000
 MAX_CHALLENGE_SEEDS = 1000
 """The most seeds a challenge may name."""
 MAX_CHALLENGE_BUDGET_USD = 1_000_000.0
+
+SORTS = ("rank", "cost", "turns", "submitted")
+"""Orders a board may be read in, each over the whole board: the ranking (default), cost
+(unmeasured last), turns, upload time; ties always fall back to the ranking, then upload
+time and run id, so the order is total and pages never overlap."""
 
 _CHALLENGE_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -96,6 +103,11 @@ def _page_bounds(limit: int, offset: int) -> None:
         raise Problem(422, "bad-page", f"offset is 0 to {MAX_OFFSET}, not {offset}")
 
 
+def _check_sort(sort: str) -> None:
+    if sort not in SORTS:
+        raise Problem(422, "bad-sort", f"sort is one of {', '.join(SORTS)}, not {sort[:32]!r}")
+
+
 def _eligible(*conditions: object) -> Select[str]:
     """The ids of the runs a public board may list, filtered further by ``conditions``."""
     logged = select(LogLeaf.run_id).where(LogLeaf.run_id == Run.id).exists()
@@ -108,12 +120,21 @@ def _eligible(*conditions: object) -> Select[str]:
     )
 
 
-def _ranked(session: Session, target: str, limit: int, offset: int, *where: object) -> BoardPage:
+def _ranked(
+    session: Session, target: str, limit: int, offset: int, *where: object, sort: str = "rank"
+) -> BoardPage:
     _page_bounds(limit, offset)
+    _check_sort(sort)
     unmeasured = case((Run.cost_usd.is_(None), 1), else_=0)
     cost = func.coalesce(Run.cost_usd, 0.0)
     order = (Run.score_ratio.desc(), unmeasured, cost, Run.decision_count)
     rank = func.rank().over(order_by=order).label("rank")
+    first: tuple[Any, ...] = {
+        "rank": (),
+        "cost": (unmeasured, cost),
+        "turns": (Run.decision_count,),
+        "submitted": (Run.created_at,),
+    }[sort]
     ids = _eligible(Run.target_name == target, *where).subquery()
     query = (
         select(
@@ -129,7 +150,7 @@ def _ranked(session: Session, target: str, limit: int, offset: int, *where: obje
             Run.created_at,
         )
         .where(Run.id.in_(select(ids.c.id)))
-        .order_by(*order, Run.created_at, Run.id)
+        .order_by(*first, *order, Run.created_at, Run.id)
         .limit(limit)
         .offset(offset)
     )
@@ -155,13 +176,22 @@ def _ranked(session: Session, target: str, limit: int, offset: int, *where: obje
 
 
 def leaderboard(
-    session: Session, target: str, *, limit: int = DEFAULT_PAGE, offset: int = 0
+    session: Session,
+    target: str,
+    *,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
+    sort: str = "rank",
 ) -> BoardPage:
-    """The public board of a packaged target (e.g. ``native/2048``); 404 for an unknown one."""
+    """The public board of a packaged target (e.g. ``native/2048``); 404 for an unknown one.
+
+    ``sort`` (one of :data:`SORTS`) orders the whole board before it is cut into pages.
+    """
+    _check_sort(sort)
     known = session.get(Target, target) if len(target) <= 128 else None
     if known is None:
         raise Problem(404, "unknown-target", f"no packaged target named {target[:64]!r}")
-    return _ranked(session, known.name, limit, offset)
+    return _ranked(session, known.name, limit, offset, sort=sort)
 
 
 def get_challenge(session: Session, challenge_id: str) -> Challenge:
@@ -178,7 +208,12 @@ def challenge_seeds(challenge: Challenge) -> list[int]:
 
 
 def challenge_leaderboard(
-    session: Session, challenge_id: str, *, limit: int = DEFAULT_PAGE, offset: int = 0
+    session: Session,
+    challenge_id: str,
+    *,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
+    sort: str = "rank",
 ) -> BoardPage:
     """The board of a challenge: its target's public runs that meet its terms.
 
@@ -196,6 +231,7 @@ def challenge_leaderboard(
         and_(Run.budget_usd.is_not(None), Run.budget_usd <= challenge.budget_usd),
         Run.created_at >= challenge.opens_at,
         Run.created_at <= challenge.closes_at,
+        sort=sort,
     )
 
 

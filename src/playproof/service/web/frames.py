@@ -16,6 +16,7 @@ is complete.
 from __future__ import annotations
 
 import base64
+import json
 import multiprocessing
 import os
 import shutil
@@ -42,10 +43,13 @@ __all__ = [
     "FrameIndex",
     "FrameUnavailable",
     "MilestoneMark",
+    "cached_events",
     "cached_index",
     "ensure_frames",
     "frame_name",
     "generate_frames",
+    "is_policy_bound",
+    "packaged_target",
     "read_frame",
 ]
 
@@ -58,7 +62,21 @@ MAX_INDEX_BYTES = 4 << 20
 FRAME_GENERATION_TIMEOUT_S = 900.0
 """The longest drawing one run's frames may take before the child process is stopped."""
 MAX_ERROR_CHARS = 1000
+MAX_EVENTS_BYTES = 8 << 20
+"""The largest events file (a policy-bound run's replayed events) read back from the cache."""
+EVENTS_FILE = "events.json"
+"""The run events the replay produced, kept for the run page of a policy-bound run."""
 _ERROR_FILE = "error.txt"
+IMAGE_EXTRAS = frozenset({"ale", "gym", "pyboy", "retro"})
+"""Targets of these adapters draw their screen as a PNG when given ``image_scale``."""
+SCREEN_HASHING_FAMILIES = frozenset({"ale", "pyboy", "retro"})
+"""Platform families whose ``frame_hash`` digests the very screen their PNG is drawn from.
+
+For them two turns with the same frame hash show the same picture, so the
+viewer encodes each distinct screen once and links the repeats to it (the
+PNG encoder is deterministic). Gymnasium is not here: its frame hash digests
+the environment's observation, which need not determine the rendered picture.
+"""
 ADVANCE_CHUNK = 256
 """Inputs per call when the game applies a batch (a worker round trip each)."""
 _LOCKS_GUARD = threading.Lock()
@@ -95,6 +113,8 @@ class FrameIndex(BaseModel):
     claimed: tuple[MilestoneMark, ...]
     diverged_at: int | None
     divergence: str | None
+    events: bool = False
+    """True when the replay's run events are cached too (policy-bound targets)."""
 
     @property
     def media_type(self) -> str:
@@ -130,15 +150,26 @@ def _packaged(record: RunRecord) -> Target:
     return target
 
 
+def packaged_target(record: RunRecord) -> Target | None:
+    """The packaged target of the record's build here, or None (ad-hoc, unknown, other build)."""
+    try:
+        return _packaged(record)
+    except FrameUnavailable:
+        return None
+
+
 def _open_for_frames(target: Target) -> tuple[Game, Literal["image", "text"]]:
-    # Emulator targets (those needing an extra) draw their screen when asked;
-    # text games such as 2048 are shown by their text observation. The game
+    # Emulator targets draw their screen when asked; text games such as 2048
+    # and policy-bound targets are shown by their text observation. The game
     # runs in this process: ensure_frames puts a worker target's whole
     # generation in a child process instead, which is faster than one worker
     # round trip per batch of screens and isolates a crash just the same.
-    if target.spec.extra is not None:
-        return target.open(worker=False, image_scale=FRAME_IMAGE_SCALE), "image"
-    return target.open(worker=False), "text"
+    try:
+        if target.spec.extra in IMAGE_EXTRAS:
+            return target.open(worker=False, image_scale=FRAME_IMAGE_SCALE), "image"
+        return target.open(worker=False), "text"
+    except PlayproofError as exc:  # e.g. the target's extra is not installed on this server
+        raise FrameUnavailable(f"this server cannot open target {target.name}: {exc}") from exc
 
 
 def _frame_bytes(observation: Observation | None, kind: str) -> bytes:
@@ -151,14 +182,18 @@ def _frame_bytes(observation: Observation | None, kind: str) -> bytes:
     return base64.b64decode(observation.images[0].data)
 
 
-def _snapshots(game: Game, inputs: tuple[str, ...]) -> Iterator[Snapshot]:
+def _snapshots(game: Game, inputs: tuple[str, ...], seen: set[str]) -> Iterator[Snapshot]:
+    """The snapshot after each input; no observation when its frame hash is in ``seen``."""
     if isinstance(game, Advancing):
         for start in range(0, len(inputs), ADVANCE_CHUNK):
             yield from game.advance_many(inputs[start : start + ADVANCE_CHUNK], observe=True)
         return
     for word in inputs:
         game.step(word)
-        yield Snapshot(evidence=game.evidence(), over=game.over(), observation=game.observe())
+        evidence = game.evidence()
+        repeat = evidence.frame_hash is not None and evidence.frame_hash in seen
+        observation = None if repeat else game.observe()
+        yield Snapshot(evidence=evidence, over=game.over(), observation=observation)
 
 
 def _divergence(
@@ -195,6 +230,51 @@ def _divergence(
     return turn, why
 
 
+class _FrameWriter:
+    """Writes frame files; a screen seen before is linked to its first file, not encoded again."""
+
+    def __init__(self, folder: Path, kind: str, family: str) -> None:
+        self.folder, self.kind = folder, kind
+        self.reuse = kind == "image" and family in SCREEN_HASHING_FAMILIES
+        self.seen: set[str] = set()
+        self._first: dict[str, Path] = {}
+
+    def write(self, turn: int, snapshot: Snapshot) -> None:
+        path = self.folder / frame_name(turn, self.kind)
+        key = snapshot.evidence.frame_hash if self.reuse else None
+        earlier = self._first.get(key) if key is not None else None
+        if earlier is not None:
+            try:
+                os.link(earlier, path)
+                return
+            except OSError:  # a file system without hard links: copy the bytes
+                shutil.copyfile(earlier, path)
+                return
+        path.write_bytes(_frame_bytes(snapshot.observation, self.kind))
+        if key is not None:
+            self._first[key] = path
+            self.seen.add(key)
+
+
+def is_policy_bound(target: Target) -> bool:
+    """True for a target whose game is a policy-bound session (``solana/...``)."""
+    return target.spec.factory.startswith("playproof.policy.")
+
+
+def cached_events(cache: Path, record_digest: str) -> tuple[str, ...] | None:
+    """The run events the viewer's replay of a policy-bound run produced, if cached."""
+    path = _cache_folder(cache, record_digest) / EVENTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(read_bounded(path, MAX_EVENTS_BYTES, "replayed events"))
+    except (FormatError, ValueError):
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return None
+    return tuple(value)
+
+
 def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> FrameIndex:
     """Replay ``record`` on its packaged target and write every frame into ``folder``.
 
@@ -211,19 +291,27 @@ def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> Fram
     tracker = MilestoneTracker(target.contract) if same_contract else None
     folder.mkdir(parents=True, exist_ok=True)
     game, kind = _open_for_frames(target)
+    writer = _FrameWriter(folder, kind, game.descriptor.platform.family)
+    events: list[str] | None = [] if is_policy_bound(target) else None
     try:
         game.reset(record.seed)
         first = Snapshot(evidence=game.evidence(), over=game.over(), observation=game.observe())
         if tracker is not None:
             tracker.observe(first.evidence, 0)
-        (folder / frame_name(0, kind)).write_bytes(_frame_bytes(first.observation, kind))
+        if events is not None:
+            events.extend(first.evidence.events)
+        writer.write(0, first)
         turns = 0
-        for turns, snapshot in enumerate(_snapshots(game, record.inputs), start=1):
+        for turns, snapshot in enumerate(_snapshots(game, record.inputs, writer.seen), start=1):
             if tracker is not None:
                 tracker.observe(snapshot.evidence, turns)
-            (folder / frame_name(turns, kind)).write_bytes(_frame_bytes(snapshot.observation, kind))
+            if events is not None:
+                events.extend(snapshot.evidence.events)
+            writer.write(turns, snapshot)
     finally:
         game.close()
+    if events is not None:
+        (folder / EVENTS_FILE).write_text(json.dumps(events), encoding="utf-8")
     verified = tuple(
         MilestoneMark(id=m.id, turn=m.turn) for m in (tracker.verified if tracker else ())
     )
@@ -241,6 +329,7 @@ def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> Fram
         claimed=claimed,
         diverged_at=diverged_at,
         divergence=divergence,
+        events=events is not None,
     )
     (folder / "index.json").write_text(index.model_dump_json(), encoding="utf-8")
     return index
@@ -304,14 +393,19 @@ def _generate_isolated(record: RunRecord, record_digest: str, folder: Path) -> F
     return FrameIndex.model_validate_json(read_bounded(index_file, MAX_INDEX_BYTES, "frame index"))
 
 
-def ensure_frames(cache: Path, record: RunRecord, record_digest: str) -> FrameIndex:
-    """The record's frames, generated once (one generation per record at a time)."""
+def ensure_frames(
+    cache: Path, record: RunRecord, record_digest: str, *, need_events: bool = False
+) -> FrameIndex:
+    """The record's frames, generated once (one generation per record at a time).
+
+    ``need_events``: a cache entry made before run events were kept is made again.
+    """
     found = cached_index(cache, record_digest)
-    if found is not None:
+    if found is not None and (found.events or not need_events):
         return found
     with _lock_for(record_digest):
         found = cached_index(cache, record_digest)
-        if found is not None:
+        if found is not None and (found.events or not need_events):
             return found
         final = _cache_folder(cache, record_digest)
         scratch = cache / f".partial-{record_digest}-{uuid.uuid4().hex}"

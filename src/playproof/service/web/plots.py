@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-__all__ = ["PLOT_HEIGHT", "PLOT_WIDTH", "series_plot", "timeline_plot"]
+__all__ = ["PLOT_HEIGHT", "PLOT_WIDTH", "series_plot", "suite_chart", "timeline_plot"]
 
 PLOT_WIDTH = 720
 PLOT_HEIGHT = 180
@@ -138,6 +138,44 @@ def timeline_plot(
         parts.append(
             f'<text class="label" x="{x + shift:.1f}" y="{y}" text-anchor="{anchor}">'
             f"{escape(name)} · turn {turn}</text>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def suite_chart(suites: Sequence[tuple[str, int, int]], *, plot_id: str = "suites") -> Markup:
+    """Horizontal bars, one per suite: passed cases (filled) over the suite's cases (outline)."""
+    width = PLOT_WIDTH
+    label_w, count_w, row_h = 200, 96, 22
+    bar_w = width - label_w - count_w - _PAD_RIGHT
+    height = _PAD_TOP + row_h * max(len(suites), 1) + 8
+    widest = max((total for _, _, total in suites), default=1) or 1
+    described = "; ".join(f"{name}: {passed} of {total}" for name, passed, total in suites)
+    parts = [
+        f'<svg class="plot suites" role="img" viewBox="0 0 {width} {height}" '
+        f'aria-labelledby="{plot_id}-t {plot_id}-d" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="{plot_id}-t">Passed cases per suite</title>',
+        f'<desc id="{plot_id}-d">{escape(described or "no case")}</desc>',
+    ]
+    for row, (name, passed, total) in enumerate(suites):
+        y = _PAD_TOP + row * row_h
+        full = bar_w * total / widest
+        done = bar_w * passed / widest
+        shown = name if len(name) <= 28 else name[:27] + "…"
+        parts.append(
+            f'<text class="label" x="{label_w - 8}" y="{y + 14}" text-anchor="end">'
+            f"{escape(shown)}</text>"
+        )
+        parts.append(
+            f'<rect class="bar-total" x="{label_w}" y="{y + 3}" width="{full:.1f}" height="14"/>'
+        )
+        if passed:
+            parts.append(
+                f'<rect class="bar-passed" x="{label_w}" y="{y + 3}" width="{done:.1f}" '
+                'height="14"/>'
+            )
+        parts.append(
+            f'<text class="tick" x="{label_w + bar_w + 8}" y="{y + 14}">{passed} of {total}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -14,11 +14,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from playproof.core.record import RunRecord
 from playproof.errors import PlayproofError
+from playproof.service.checks import GroupResult
 from playproof.service.deployments.services import get_target, require_read
+from playproof.service.grades.services import get_grade
 from playproof.service.leaderboards.services import (
     DEFAULT_PAGE,
     MAX_OFFSET,
+    SORTS,
     challenge_leaderboard,
     challenge_seeds,
     get_challenge,
@@ -31,7 +35,16 @@ from playproof.service.runs.models import Run
 from playproof.service.runs.routes import read_bounded_body
 from playproof.service.runs.services import get_run, signed_record
 from playproof.service.state import read_session, service_state
-from playproof.service.web.frames import FrameUnavailable, ensure_frames, read_frame
+from playproof.service.web.frames import (
+    FrameUnavailable,
+    cached_events,
+    ensure_frames,
+    is_policy_bound,
+    packaged_target,
+    read_frame,
+)
+from playproof.service.web.grades import GRADES_PAGE, grade_list, grade_view
+from playproof.service.web.policy import PolicyView, policy_view
 from playproof.service.web.rendering import WebState, render, web_state
 from playproof.service.web.signin import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, Viewer
 from playproof.service.web.views import board_view, run_view, target_views
@@ -46,6 +59,9 @@ MAX_OWNER_RUNS = 500
 """The most runs an owner's page lists (newest first)."""
 
 ReadSession = Annotated[Session, Depends(read_session)]
+PageQuery = Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)]
+SortQuery = Annotated[str, Query(pattern="^(" + "|".join(SORTS) + ")$")]
+"""A board's order: one of the service's whole-board sorts (anything else is a 422 page)."""
 
 
 def current_viewer(request: Request, session: ReadSession) -> Viewer | None:
@@ -80,11 +96,13 @@ def leaderboard_page(
     request: Request,
     session: ReadSession,
     viewer: ViewerDep,
-    page: Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)] = 1,
-    sort: Annotated[str, Query(max_length=16)] = "rank",
+    page: PageQuery = 1,
+    sort: SortQuery = "rank",
 ) -> Response:
-    """The public leaderboard of one target, a page at a time."""
-    board = leaderboard(session, name, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE)
+    """The public leaderboard of one target, a page at a time, sorted over the whole board."""
+    board = leaderboard(
+        session, name, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE, sort=sort
+    )
     return render(
         request,
         "leaderboard.html",
@@ -101,13 +119,13 @@ def challenge_page(
     request: Request,
     session: ReadSession,
     viewer: ViewerDep,
-    page: Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)] = 1,
-    sort: Annotated[str, Query(max_length=16)] = "rank",
+    page: PageQuery = 1,
+    sort: SortQuery = "rank",
 ) -> Response:
     """The leaderboard of one challenge: its target's runs that meet its terms."""
     challenge = get_challenge(session, challenge_id)
     board = challenge_leaderboard(
-        session, challenge.id, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE
+        session, challenge.id, limit=DEFAULT_PAGE, offset=(page - 1) * DEFAULT_PAGE, sort=sort
     )
     return render(
         request,
@@ -118,6 +136,30 @@ def challenge_page(
         seeds=challenge_seeds(challenge),
         challenges=[],
     )
+
+
+@router.get("/grades", response_class=HTMLResponse)
+def grades_page(
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    page: Annotated[int, Query(ge=1, le=MAX_OFFSET // GRADES_PAGE)] = 1,
+) -> Response:
+    """Every uploaded corpus grade, newest first (grades are public, as in the API)."""
+    lines, total, pages = grade_list(session, page)
+    return render(request, "grades.html", viewer, grades=lines, total=total, page=page, pages=pages)
+
+
+@router.get("/grades/{grade_id}", response_class=HTMLResponse)
+def grade_page(
+    grade_id: str, request: Request, session: ReadSession, viewer: ViewerDep
+) -> Response:
+    """One corpus grade: its cases, the passes per suite and its history across builds."""
+    grade = get_grade(session, grade_id)
+    view = grade_view(session, grade)
+    if view is None:
+        raise Problem(409, "unreadable-grade", f"grade {grade.id} holds no readable grade record")
+    return render(request, "grade.html", viewer, view=view)
 
 
 @router.get("/targets/{name:path}/contract.json")
@@ -146,8 +188,28 @@ def run_page(run_id: str, request: Request, session: ReadSession, viewer: Viewer
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
     proof = proof_document(session, run, service_state(request).log_key)
-    view = run_view(proof, record, _frames_cache(request))
+    cache = _frames_cache(request)
+    policy = _policy_section(cache, record, run.record_digest, proof.cats)
+    view = run_view(proof, record, cache, policy)
     return render(request, "run.html", viewer, view=view)
+
+
+def _policy_section(
+    cache: Path, record: RunRecord, record_digest: str, cats: list[GroupResult]
+) -> PolicyView | None:
+    """The policy section of a run of a policy-bound target, from the server's replay.
+
+    The replay (the viewer's, cached with its frames) runs on the first
+    visit; policy-bound runs are short (the envelope caps their actions).
+    """
+    target = packaged_target(record)
+    if target is None or not is_policy_bound(target):
+        return None
+    try:
+        ensure_frames(cache, record, record_digest, need_events=True)
+    except FrameUnavailable:
+        return policy_view(target, record.inputs, None, cats)
+    return policy_view(target, record.inputs, cached_events(cache, record_digest), cats)
 
 
 @router.get("/runs/{run_id}/record.json")

@@ -7,12 +7,14 @@ template. Record values are data: templates escape them all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from playproof.core.record import RunRecord
+from playproof.service.checks import GroupResult
 from playproof.service.deployments.services import list_targets
 from playproof.service.leaderboards.services import BoardPage
 from playproof.service.proofs.models import ProofDocument
@@ -20,6 +22,7 @@ from playproof.service.runs.models import Run
 from playproof.service.runs.services import signed_record
 from playproof.service.web.frames import FrameIndex, cached_index
 from playproof.service.web.plots import series_plot, timeline_plot
+from playproof.service.web.policy import PolicyView
 from playproof.targets import get_target
 
 __all__ = ["BoardView", "RunView", "TargetView", "board_view", "run_view", "target_views"]
@@ -69,6 +72,7 @@ class BoardLine:
     cost_usd: float | None
     turns: int
     seed: int
+    submitted_at: datetime
 
 
 @dataclass(frozen=True)
@@ -82,14 +86,19 @@ class BoardView:
     sort: str
     rows: list[BoardLine]
 
+    @property
+    def sort_label(self) -> str:
+        """The order the board is shown in, as a person reads it."""
+        return SORT_LABELS.get(self.sort, self.sort)
 
-BOARD_SORTS = {
-    "rank": lambda line: (line.rank,),
-    "agent": lambda line: (line.agent.lower(), line.rank),
-    "cost": lambda line: (line.cost_usd is None, line.cost_usd or 0.0, line.rank),
-    "turns": lambda line: (line.turns, line.rank),
+
+SORT_LABELS = {
+    "rank": "rank",
+    "cost": "cost (lowest first, unmeasured last)",
+    "turns": "turns (fewest first)",
+    "submitted": "upload time (oldest first)",
 }
-"""Columns a board page can be sorted by (within the page; the ranking is the service's)."""
+"""How a page names each whole-board order of the service (``leaderboards.SORTS``)."""
 
 
 def _agents(session: Session, run_ids: list[str]) -> dict[str, str]:
@@ -101,7 +110,7 @@ def _agents(session: Session, run_ids: list[str]) -> dict[str, str]:
 
 
 def board_view(session: Session, board: BoardPage, sort: str) -> BoardView:
-    """The rows of ``board`` with their agents, sorted by ``sort`` within the page."""
+    """The rows of ``board`` (already in ``sort`` order over the whole board) with their agents."""
     agents = _agents(session, [row.run_id for row in board.rows])
     lines = [
         BoardLine(
@@ -113,18 +122,17 @@ def board_view(session: Session, board: BoardPage, sort: str) -> BoardView:
             cost_usd=row.cost_usd,
             turns=row.turns,
             seed=row.seed,
+            submitted_at=row.submitted_at,
         )
         for row in board.rows
     ]
-    key = BOARD_SORTS.get(sort, BOARD_SORTS["rank"])
-    lines.sort(key=key)
     pages = max(1, -(-board.total // board.limit))
     return BoardView(
         target=board.target,
         total=board.total,
         page=board.offset // board.limit + 1,
         pages=pages,
-        sort=sort if sort in BOARD_SORTS else "rank",
+        sort=sort,
         rows=lines,
     )
 
@@ -142,10 +150,18 @@ class RunView:
     cost_plot: object
     latency_plot: object
     failed_checks: list[str] = field(default_factory=list)
+    policy: PolicyView | None = None
+
+    @property
+    def groups(self) -> list[GroupResult]:
+        """The check groups shown: the proof document's, and any the policy section added."""
+        return self.policy.groups if self.policy is not None else list(self.proof.cats)
 
 
-def run_view(proof: ProofDocument, record: RunRecord, frames_cache: Path) -> RunView:
-    """The proof card of a run: its proof document, its record and the plots."""
+def run_view(
+    proof: ProofDocument, record: RunRecord, frames_cache: Path, policy: PolicyView | None = None
+) -> RunView:
+    """The proof card of a run: its proof document, its record, the plots (and its policy)."""
     frames = cached_index(frames_cache, proof.evidence.record_digest)
     if frames is not None:
         marks = [(m.id, m.turn) for m in frames.verified]
@@ -182,4 +198,5 @@ def run_view(proof: ProofDocument, record: RunRecord, frames_cache: Path) -> Run
             plot_id="latency",
         ),
         failed_checks=failed,
+        policy=policy,
     )
