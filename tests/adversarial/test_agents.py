@@ -94,7 +94,7 @@ SESSION: dict[str, str] = {
     "lines": f"more than {OUTPUT_CAP} bytes in one decision",
     "silent": "2 decisions in a row unanswered",
     "late": "2 decisions in a row unanswered",
-    "close": "2 decisions in a row unanswered",
+    "close": "closed its stdout after 0 answers",
     "utf8": "2 decisions in a row unanswered",
     "nul": "2 decisions in a row unanswered",
 }

@@ -21,11 +21,12 @@ import struct
 import sys
 import time
 
-HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">IQ")
+"""Body length, then the sequence number of the request."""
 
 
 def _read_frame() -> bytes:
-    size = HEADER.unpack(os.read(0, 4))[0]
+    size = HEADER.unpack(os.read(0, HEADER.size))[0]
     body = b""
     while len(body) < size:
         body += os.read(0, size - len(body))
@@ -36,8 +37,9 @@ def _write(data: bytes) -> None:
     os.write(1, data)
 
 
-def _frame(body: bytes) -> bytes:
-    return HEADER.pack(len(body)) + body
+def _frame(body: bytes, sequence: int = 1) -> bytes:
+    """A frame answering request ``sequence`` (0 is init, 1 the first request after it)."""
+    return HEADER.pack(len(body), sequence) + body
 
 
 def main() -> None:
@@ -49,7 +51,7 @@ def main() -> None:
     if mode == "silent":
         time.sleep(3600)
     if mode == "garbage-ready":
-        _write(_frame(b"\xff\xfe not a readiness message"))
+        _write(_frame(b"\xff\xfe not a readiness message", 0))
         time.sleep(3600)
     descriptor = Walker().descriptor.model_dump(mode="json")
     ready = {
@@ -58,16 +60,16 @@ def main() -> None:
         "descriptor": descriptor,
         "capabilities": {"checkpoint": False},
     }
-    _write(_frame(json.dumps(ready).encode()))
+    _write(_frame(json.dumps(ready).encode(), 0))
     _read_frame()
     if mode == "garbage":
         _write(_frame(b"this is not json {"))
     elif mode == "wrong-shape":
         _write(_frame(json.dumps({"status": "ok", "result": {"weird": 1}}).encode()))
     elif mode == "oversized":
-        _write(HEADER.pack(0xFFFFFFF0))
+        _write(HEADER.pack(0xFFFFFFF0, 1))
     elif mode == "truncated":
-        _write(HEADER.pack(100) + b"0123456789")
+        _write(HEADER.pack(100, 1) + b"0123456789")
         sys.exit(5)
     elif mode == "short-batch":
         _write(_frame(json.dumps({"status": "ok", "result": []}).encode()))

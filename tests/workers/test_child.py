@@ -27,18 +27,22 @@ def run_child(stdin: bytes, env: dict[str, str]) -> tuple[int, bytes, bytes]:
     return completed.returncode, completed.stdout, completed.stderr
 
 
-def frame(message: object) -> bytes:
+def frame(message: object, sequence: int = 0) -> bytes:
     body = json.dumps(message).encode()
-    return HEADER.pack(len(body)) + body
+    return HEADER.pack(len(body), sequence) + body
+
+
+def numbered(data: bytes) -> list[tuple[int, dict[str, object]]]:
+    out = []
+    while data:
+        size, sequence = HEADER.unpack_from(data)
+        out.append((sequence, json.loads(data[HEADER.size : HEADER.size + size])))
+        data = data[HEADER.size + size :]
+    return out
 
 
 def frames(data: bytes) -> list[dict[str, object]]:
-    out = []
-    while data:
-        (size,) = HEADER.unpack_from(data)
-        out.append(json.loads(data[HEADER.size : HEADER.size + size]))
-        data = data[HEADER.size + size :]
-    return out
+    return [message for _, message in numbered(data)]
 
 
 def init(**extra: object) -> dict[str, object]:
@@ -54,8 +58,17 @@ def test_a_full_session_on_raw_pipes(child_env: dict[str, str]) -> None:
     assert answers[1:] == [{"status": "ok", "result": None}] * 3
 
 
+def test_every_answer_carries_the_number_of_its_request(child_env: dict[str, str]) -> None:
+    requests = [init(), {"op": "reset", "seed": 1}, {"op": "teleport"}, {"op": "over"}]
+    sequences = [0, 7, 8, 2**40]
+    stream = b"".join(frame(r, n) for r, n in zip(requests, sequences, strict=True))
+    code, out, _ = run_child(stream, child_env)
+    assert [n for n, _ in numbered(out)] == sequences
+    assert code == 0
+
+
 def test_an_oversized_request_header_ends_the_child(child_env: dict[str, str]) -> None:
-    oversized = HEADER.pack(MAX_MESSAGE_BYTES + 1)
+    oversized = HEADER.pack(MAX_MESSAGE_BYTES + 1, 1)
     code, out, err = run_child(frame(init()) + oversized, child_env)
     assert frames(out)[0]["status"] == "ready"
     assert len(frames(out)) == 1

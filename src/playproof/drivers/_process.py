@@ -21,6 +21,8 @@ from playproof._containment import Launcher, containment, known_containment
 from playproof.errors import DriverError
 
 __all__ = [
+    "MAX_PROBED_FDS",
+    "MAX_PROBED_PROCESSES",
     "REAP_TIMEOUT_S",
     "STDERR_TAIL_BYTES",
     "OutputTail",
@@ -29,6 +31,8 @@ __all__ = [
     "discard_until_eof",
     "kill_group",
     "launcher",
+    "pipe_inode",
+    "pipe_still_held",
     "reap",
     "settle",
     "spawn",
@@ -40,6 +44,13 @@ REAP_TIMEOUT_S = 5.0
 """How long to wait for a SIGKILLed child to be reaped before giving up on it."""
 _MAX_NAME_CHARS = 200
 _DISCARD_CHUNK = 64 * 1024
+MAX_PROBED_PROCESSES = 65536
+"""Most ``/proc`` entries one stdout probe reads; past it the probe cannot tell."""
+MAX_PROBED_FDS = 4096
+"""Most open files of one agent process a stdout probe looks at; past it it cannot tell."""
+_STAT_BYTES = 4096
+"""Bytes of ``/proc/<pid>/stat`` read (the fields used are near its start)."""
+_PROC = Path("/proc")
 
 # Arguments that look like program files name the agent well ("python agent.py");
 # anything else (flags, tokens, URLs) stays out of the record.
@@ -143,6 +154,96 @@ async def discard_until_eof(stream: asyncio.StreamReader | None) -> None:
         async with asyncio.timeout(REAP_TIMEOUT_S):
             while await stream.read(_DISCARD_CHUNK):
                 pass
+
+
+def pipe_inode(process: asyncio.subprocess.Process, fd: int) -> int | None:
+    """The inode of the pipe behind the child's ``fd`` (1: stdout), or None when unknown."""
+    transport = getattr(process, "_transport", None)
+    pipe = transport.get_pipe_transport(fd) if transport is not None else None
+    stream = pipe.get_extra_info("pipe") if pipe is not None else None
+    try:
+        return os.fstat(stream.fileno()).st_ino if stream is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def _parent_pids() -> dict[int, int] | None:
+    """Every visible process and its parent, from ``/proc`` (None when it cannot be read)."""
+    parents: dict[int, int] = {}
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        if len(parents) >= MAX_PROBED_PROCESSES:
+            return None
+        try:
+            fd = os.open(_PROC / entry / "stat", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                stat = os.read(fd, _STAT_BYTES)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue  # it exited meanwhile
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        fields = stat.rpartition(b")")[2].split()
+        if len(fields) >= 2 and fields[1].isdigit():
+            parents[int(entry)] = int(fields[1])
+    return parents
+
+
+def _holds(pid: int, target: str) -> bool | None:
+    """True when process ``pid`` has ``target`` (a ``pipe:[inode]`` link) open; None: unknown."""
+    folder = _PROC / str(pid) / "fd"
+    try:
+        fds = os.listdir(folder)
+    except FileNotFoundError:
+        return False  # it exited meanwhile
+    except OSError:
+        return None
+    if len(fds) > MAX_PROBED_FDS:
+        return None
+    for fd in fds:
+        try:
+            if os.readlink(folder / fd) == target:
+                return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return False
+
+
+def pipe_still_held(process: asyncio.subprocess.Process, inode: int, *, layers: int) -> bool:
+    """Whether the agent can still write the pipe ``inode`` (its stdout); True when unsure.
+
+    Looks at the child's descendants (``/proc``) below its first ``layers``
+    generations, the launcher's own processes (``unshare`` and the namespace's
+    init, which keep the pipe open as long as they run); the agent and
+    everything it started are below them. False only when there is at least
+    one such process, every one could be read and none has the pipe open: no
+    reply can come. (Before the launcher has started the agent there is none.)
+    """
+    parents = _parent_pids()
+    if parents is None:
+        return True
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    target = f"pipe:[{inode}]"
+    generation, depth, looked = [process.pid], 0, False
+    while generation:
+        if depth >= layers:
+            for pid in generation:
+                held = _holds(pid, target)
+                if held is None or held:
+                    return True
+                looked = True
+        generation = [child for pid in generation for child in children.get(pid, ())]
+        depth += 1
+    return not looked
 
 
 class OutputTail:

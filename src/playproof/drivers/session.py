@@ -14,8 +14,12 @@ reads lines until one is a reply ``{"input": "...", "cost_usd": 0.001, "turn": 7
   ``noop`` and its cost is the declared fixed cost, or unmeasured; more than
   ``max_consecutive_lost`` lost decisions in a row fail the run.
 
-A child that exits, or writes more than the per-decision or per-session byte
-cap, fails the run with :class:`~playproof.errors.DriverError`. ``aclose()``
+A child that exits, closes its stdout (while it or what it started keeps
+running), or writes more than the per-decision or per-session byte cap, fails
+the run with :class:`~playproof.errors.DriverError` at once: a closed stdout
+is seen within :data:`STDOUT_PROBE_MAX_S` of waiting (``/proc`` shows no
+process of the agent holding the pipe any more), never after the decision
+timeout. The decisions answered before stay as they were. ``aclose()``
 closes stdin, gives the child a moment to exit and then kills its process group.
 """
 
@@ -43,6 +47,8 @@ from playproof.drivers._process import (
     discard_until_eof,
     kill_group,
     launcher,
+    pipe_inode,
+    pipe_still_held,
     reap,
     settle,
 )
@@ -57,6 +63,8 @@ __all__ = [
     "DEFAULT_MAX_SESSION_BYTES",
     "EXIT_GRACE_S",
     "LATENCY_WINDOW",
+    "STDOUT_PROBE_FIRST_S",
+    "STDOUT_PROBE_MAX_S",
     "SessionDriver",
 ]
 
@@ -72,15 +80,24 @@ EXIT_GRACE_S = 0.5
 """How long ``aclose()`` lets the child exit on its own after stdin closes."""
 LATENCY_WINDOW = 4096
 """Recent answer latencies kept for the percentiles in ``provenance()``."""
+STDOUT_PROBE_FIRST_S = 0.05
+"""How long a decision waits for output before it first checks that the agent still
+holds its stdout (a reply that comes sooner costs no check)."""
+STDOUT_PROBE_MAX_S = 0.5
+"""The longest wait between two such checks (the wait doubles up to it)."""
 _READ_CHUNK = 64 * 1024
+_LAUNCHER_LAYERS = 2
+"""Processes above a contained agent that keep its stdout open: ``unshare`` and its init."""
 
 
 class _Session:
     """One running child: its pipes, its read buffer and its stderr drain."""
 
-    def __init__(self, process: asyncio.subprocess.Process, seed: int) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, seed: int, layers: int) -> None:
         self.process = process
         self.seed = seed
+        self.layers = layers  # launcher processes above the agent, which hold its stdout too
+        self.stdout_inode = pipe_inode(process, 1)
         self.buffer = bytearray()
         self.stderr = OutputTail()
         self.written = 0  # stdout + stderr bytes, against the session cap
@@ -256,7 +273,7 @@ class SessionDriver:
             contain = await launcher()
             self._containment = contain.kind
             process = await spawn_process(self._argv, cwd=self._cwd, env=self._env, contain=contain)
-            session = _Session(process, seed)
+            session = _Session(process, seed, _LAUNCHER_LAYERS if contain.contained else 0)
             session.drain = asyncio.ensure_future(self._drain_stderr(session))
             self._session = session
             self._sessions += 1
@@ -304,7 +321,7 @@ class SessionDriver:
                 raise _SessionBrokenError(
                     f"{self.label} wrote more than {self._max_decision} bytes in one decision"
                 )
-            chunk = await stdout.read(_READ_CHUNK)
+            chunk = await self._read_chunk(session, stdout)
             if not chunk:
                 raise _SessionBrokenError(None)
             session.written += len(chunk)
@@ -313,6 +330,27 @@ class SessionDriver:
                     f"{self.label} wrote more than {self._max_session} bytes in total"
                 )
             session.buffer += chunk
+
+    async def _read_chunk(self, session: _Session, stdout: asyncio.StreamReader) -> bytes:
+        """The next stdout bytes; a stdout no process of the agent holds any more breaks."""
+        wait, abandoned = STDOUT_PROBE_FIRST_S, False
+        while True:
+            try:
+                async with asyncio.timeout(wait):
+                    return await stdout.read(_READ_CHUNK)
+            except TimeoutError:
+                pass  # only this wait ran out: the decision's own timeout is outside
+            if abandoned:  # and what was in the pipe when it was closed has been read
+                raise _SessionBrokenError(
+                    f"{self.label} closed its stdout after {self._answered} answers and kept "
+                    "running: no reply can come"
+                )
+            inode = session.stdout_inode
+            abandoned = inode is not None and not pipe_still_held(
+                session.process, inode, layers=session.layers
+            )
+            # Once abandoned, one more short wait reads what the agent wrote before closing.
+            wait = STDOUT_PROBE_FIRST_S if abandoned else min(wait * 2, STDOUT_PROBE_MAX_S)
 
     async def _drain_stderr(self, session: _Session) -> None:
         stderr = session.process.stderr

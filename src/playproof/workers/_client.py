@@ -30,6 +30,7 @@ from playproof.workers._process import QUIT_GRACE, ChildProcess
 from playproof.workers._wire import (
     BLOB_RESPONSE,
     EVIDENCE_RESPONSE,
+    INIT_SEQUENCE,
     MAX_ADVANCE_BATCH,
     NONE_RESPONSE,
     OBSERVATION_RESPONSE,
@@ -123,6 +124,8 @@ class WorkerGame:
         self._lock = threading.Lock()
         self._closed = False
         self._failure: str | None = None
+        self._sequence = INIT_SEQUENCE
+        self._factory = factory
         init = _encode(Init, factory=factory, options=dict(options or {}))
         self._process = ChildProcess(self._child_module, env)
         self._finalizer = weakref.finalize(self, _finalize, self._process)
@@ -138,8 +141,8 @@ class WorkerGame:
         process = self._process
         deadline = time.monotonic() + timeout
         try:
-            process.send(init, deadline, "init")
-            body = process.receive(deadline, "the readiness handshake")
+            process.send(init, INIT_SEQUENCE, deadline, "init")
+            answered, body = process.receive(deadline, "the readiness handshake")
         except WorkerTimeout:
             raise WorkerStartError(
                 f"worker for {factory} was not ready within {timeout} s{process.stderr_suffix()}"
@@ -148,6 +151,7 @@ class WorkerGame:
             raise WorkerStartError(
                 f"worker for {factory} died before it was ready: {exc}"
             ) from None
+        self._check_sequence(answered, INIT_SEQUENCE, "the readiness handshake")
         try:
             message = READY.validate_json(body, strict=True)
         except ValidationError as exc:
@@ -171,9 +175,12 @@ class WorkerGame:
                 raise WorkerCrashed(f"worker pid {self.pid} is gone: {self._failure}")
             process = self._process
             deadline = time.monotonic() + timeout
+            self._sequence += 1
+            sequence = self._sequence
             try:
-                process.send(request, deadline, what)
-                body = process.receive(deadline, what)
+                process.send(request, sequence, deadline, what)
+                answered, body = process.receive(deadline, what)
+                self._check_sequence(answered, sequence, what)
                 try:
                     response = adapter.validate_json(body, strict=True)
                 except ValidationError as exc:
@@ -193,6 +200,16 @@ class WorkerGame:
         if isinstance(response, Failure):
             raise_error(response.error)
         return response.result
+
+    def _check_sequence(self, answered: int, expected: int, what: str) -> None:
+        """Refuse an answer that is not numbered like the request it should answer."""
+        if answered == expected:
+            return
+        kind = "an earlier (stale or replayed)" if answered < expected else "a later (skipped)"
+        raise WorkerProtocolError(
+            f"worker pid {self.pid} for {self._factory} answered {what} (request {expected}) "
+            f"with {kind} reply numbered {answered}; the worker is not trusted, killed it"
+        )
 
     def _fail(self, reason: str) -> None:
         self._failure = reason
@@ -310,8 +327,9 @@ class WorkerGame:
             process = self._process
             if self._failure is None and process.alive:
                 deadline = time.monotonic() + QUIT_GRACE
+                self._sequence += 1
                 try:
-                    process.send(_QUIT, deadline, "quit")
+                    process.send(_QUIT, self._sequence, deadline, "quit")
                     process.receive(deadline, "quit")
                 except WorkerError:
                     pass  # the kill below is the answer either way

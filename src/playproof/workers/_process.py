@@ -125,14 +125,17 @@ class ChildProcess:
         """True while the child runs (checked without reaping, so its group id stays ours)."""
         return not self._reaped and not self.wait_exit(0.0)
 
-    def send(self, body: bytes, deadline: float, what: str) -> None:
-        """Write one frame before ``deadline``; a full pipe waits, a closed one is a crash."""
+    def send(self, body: bytes, sequence: int, deadline: float, what: str) -> None:
+        """Write frame number ``sequence`` before ``deadline``.
+
+        A full pipe waits; a closed one is a crash.
+        """
         if len(body) > MAX_MESSAGE_BYTES:
             raise WorkerProtocolError(
                 f"refusing to send a {len(body)}-byte {what} request, over the "
                 f"{MAX_MESSAGE_BYTES}-byte message cap"
             )
-        view = memoryview(HEADER.pack(len(body)) + body)
+        view = memoryview(HEADER.pack(len(body), sequence) + body)
         while view:
             try:
                 written = os.write(self._out, view)
@@ -143,10 +146,13 @@ class ChildProcess:
                 raise self.crashed(f"while sending {what}") from None
             view = view[written:]
 
-    def receive(self, deadline: float, what: str) -> bytes:
-        """Read one frame body before ``deadline`` (the size cap is checked before reading it)."""
+    def receive(self, deadline: float, what: str) -> tuple[int, bytes]:
+        """Read one frame before ``deadline``: its sequence number and body.
+
+        The size cap is checked on the header, before any of the body is read.
+        """
         self._fill(HEADER.size, deadline, what)
-        (size,) = HEADER.unpack_from(self._buffer)
+        size, sequence = HEADER.unpack_from(self._buffer)
         if size > MAX_MESSAGE_BYTES:
             raise WorkerProtocolError(
                 f"worker announced a {size}-byte answer to {what}, over the "
@@ -156,7 +162,7 @@ class ChildProcess:
         self._fill(end, deadline, what)
         body = bytes(self._buffer[HEADER.size : end])
         del self._buffer[:end]
-        return body
+        return sequence, body
 
     def _fill(self, count: int, deadline: float, what: str) -> None:
         buffer = self._buffer

@@ -1,12 +1,16 @@
 """The worker wire format: length-prefixed JSON frames and the message shapes both sides use.
 
-A frame is a 4-byte big-endian length followed by that many bytes of UTF-8
-JSON. Both sides check the length against :data:`MAX_MESSAGE_BYTES` before
-allocating anything for the body. Binary blobs travel as canonical base64.
+A frame is a 12-byte header (a 4-byte big-endian body length, then an 8-byte
+big-endian sequence number) followed by that many bytes of UTF-8 JSON. Both
+sides check the length against :data:`MAX_MESSAGE_BYTES` before allocating
+anything for the body. Binary blobs travel as canonical base64.
 
-The parent sends one request and the child answers with exactly one response:
+The parent numbers its requests (``init`` is 0, then 1, 2, ...) and the child
+answers each with exactly one response carrying the same number:
 ``{"status": "ok", "result": ...}`` or ``{"status": "error", "error": {...}}``.
-The child opens the conversation with a readiness message once its game exists.
+The parent refuses an answer numbered otherwise (a stale, replayed or skipped
+reply). The child opens the conversation with a readiness message, numbered
+like the ``init`` it answers, once its game exists.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "BLOB_RESPONSE",
     "EVIDENCE_RESPONSE",
     "HEADER",
+    "INIT_SEQUENCE",
     "MAX_ADVANCE_BATCH",
     "MAX_ERROR_CHARS",
     "MAX_MESSAGE_BYTES",
@@ -73,13 +78,16 @@ __all__ = [
     "response_adapter",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """Bumped whenever a message shape changes; the child refuses a different version."""
 MAX_MESSAGE_BYTES = 64 << 20
 """Largest frame body either side accepts or sends (64 MiB)."""
 MAX_ERROR_CHARS = 4000
 """Error messages crossing the wire are cut to this many characters."""
-HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">IQ")
+"""Frame header: body length, then the sequence number of the request it is or answers."""
+INIT_SEQUENCE = 0
+"""Sequence number of the ``init`` request and of the readiness message answering it."""
 MAX_ADVANCE_BATCH = 256
 """Most words one ``advance-many`` request carries (observations may hold images)."""
 

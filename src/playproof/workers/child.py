@@ -2,10 +2,10 @@
 
 It reads an ``init`` frame naming a ``module:callable`` factory and its options,
 builds the game, answers with a readiness message (descriptor + capabilities),
-then serves one response per request until ``quit`` or until its stdin reaches
-EOF (the parent is gone). The protocol owns the original stdin/stdout; the
-game's own prints (Python or native) are routed to stderr so they can never
-corrupt a frame.
+then serves one response per request, numbered like the request it answers,
+until ``quit`` or until its stdin reaches EOF (the parent is gone). The
+protocol owns the original stdin/stdout; the game's own prints (Python or
+native) are routed to stderr so they can never corrupt a frame.
 """
 
 from __future__ import annotations
@@ -103,13 +103,13 @@ class _Channel:
         writer = open(out_fd, "wb", buffering=_STREAM_BUFFER)  # noqa: SIM115
         return cls(reader, writer)
 
-    def receive(self) -> bytes | None:
-        """The next frame body, or None at EOF (the parent is gone or broke the framing)."""
+    def receive(self) -> tuple[int, bytes] | None:
+        """The next frame's sequence number and body, or None at EOF (or broken framing)."""
         header = self._reader.read(HEADER.size)
         if len(header) < HEADER.size:
             self.broken = bool(header)
             return None
-        (size,) = HEADER.unpack(header)
+        size, sequence = HEADER.unpack(header)
         if size > MAX_MESSAGE_BYTES:
             print(f"playproof worker: {size}-byte request is over the cap", file=sys.stderr)
             self.broken = True
@@ -118,16 +118,19 @@ class _Channel:
         if len(body) != size:
             self.broken = True
             return None
-        return body
+        return sequence, body
 
-    def send(self, body: bytes) -> None:
-        """Write one frame; an oversized answer is replaced by an error the parent can read."""
+    def send(self, sequence: int, body: bytes) -> None:
+        """Write the answer to request ``sequence``.
+
+        An oversized answer is replaced by an error the parent can read.
+        """
         if len(body) > MAX_MESSAGE_BYTES:
             failure = WorkerError(
                 f"the answer is {len(body)} bytes, over the {MAX_MESSAGE_BYTES}-byte message cap"
             )
             body = as_failure(failure).model_dump_json().encode()
-        self._writer.write(HEADER.pack(len(body)))
+        self._writer.write(HEADER.pack(len(body), sequence))
         self._writer.write(body)
         self._writer.flush()
 
@@ -144,9 +147,10 @@ def _load_factory(spec: str) -> Callable[..., Any]:
 
 def _start(channel: _Channel) -> Game | None:
     """Run the handshake; return the game, or None when startup failed (already reported)."""
-    body = channel.receive()
-    if body is None:
+    frame = channel.receive()
+    if frame is None:
         return None
+    sequence, body = frame
     try:
         init = REQUEST.validate_json(body)
         if not isinstance(init, Init):
@@ -165,9 +169,9 @@ def _start(channel: _Channel) -> Game | None:
         )
     except Exception as exc:
         traceback.print_exc()
-        channel.send(READY.dump_json(as_failure(exc)))
+        channel.send(sequence, READY.dump_json(as_failure(exc)))
         return None
-    channel.send(READY.dump_json(ready))
+    channel.send(sequence, READY.dump_json(ready))
     return game
 
 
@@ -237,12 +241,13 @@ def _handlers(game: Game) -> dict[str, Callable[[Any], bytes]]:
 def _serve(channel: _Channel, game: Game) -> None:
     handlers = _handlers(game)
     receive, send, validate = channel.receive, channel.send, REQUEST.validate_json
-    while (body := receive()) is not None:
+    while (frame := receive()) is not None:
+        sequence, body = frame
         try:
             request = validate(body)
         except ValidationError as exc:
             error = WorkerError(f"malformed request: {exc.errors()[0]['msg']}")
-            send(as_failure(error).model_dump_json().encode())
+            send(sequence, as_failure(error).model_dump_json().encode())
             continue
         if request.op == "quit":
             break
@@ -254,12 +259,12 @@ def _serve(channel: _Channel, game: Game) -> None:
         except Exception as exc:
             traceback.print_exc()
             response = as_failure(exc).model_dump_json().encode()
-        send(response)
+        send(sequence, response)
     try:
         game.close()
     finally:
-        if body is not None:
-            send(_OK_NONE)
+        if frame is not None:
+            send(frame[0], _OK_NONE)
 
 
 def main(argv: list[str] | None = None) -> int:

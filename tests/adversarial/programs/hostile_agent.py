@@ -9,7 +9,9 @@ agent; request lines for a session), then misbehaves:
 - ``close``: closes its stdout and stderr, then keeps running;
 - ``utf8``: answers with bytes that are not UTF-8;
 - ``nul``: answers with a NUL inside the input word;
-- ``nul-json``: answers with a JSON string holding an escaped NUL.
+- ``nul-json``: answers with a JSON string holding an escaped NUL;
+- ``close-after-one`` (session): answers once, then closes its stdout and keeps running;
+- ``exit-after-one`` (session): answers once, then exits with status 0.
 """
 
 from __future__ import annotations
@@ -61,6 +63,13 @@ def main() -> None:
         misbehave(json.loads(sys.stdin.buffer.read()), mode)
         return
     for line in sys.stdin.buffer:
+        if mode in ("close-after-one", "exit-after-one"):
+            sys.stdout.buffer.write(answer(json.loads(line), mode))
+            sys.stdout.buffer.flush()
+            if mode == "exit-after-one":
+                return
+            os.close(1)
+            time.sleep(3600)
         misbehave(json.loads(line), mode)
 
 
