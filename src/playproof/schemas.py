@@ -22,12 +22,19 @@ from playproof.core.receipts import ReceiptsSpec
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.core.transcript import Transcript
-from playproof.corpus import CorpusAnswers, CorpusManifest, GradeRecord, TaskReply, TaskRequest
+from playproof.corpus import (
+    CorpusAnswers,
+    CorpusManifest,
+    GradeRecord,
+    TaskReply,
+    TaskRequest,
+    ToolchainFingerprint,
+)
 from playproof.engine import SignedLedger
 from playproof.matrix import MatrixSpec
 from playproof.policy.envelope import PolicyEnvelope
 from playproof.policy.rebalance import RebalanceEvidence
-from playproof.sign import Envelope, Statement
+from playproof.sign import Envelope, RunUpload, Statement
 from playproof.targets import TargetSpec
 from playproof.transparency import ConsistencyProof, InclusionProof, TreeHead
 from playproof.verify import CalibrationReport, DiscoveryReport, ExplorationReport, MarkSet
@@ -53,6 +60,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "grade-record": _model(GradeRecord),
     "task-request": _model(TaskRequest),
     "task-reply": _model(TaskReply),
+    "toolchain-fingerprint": _model(ToolchainFingerprint),
     "calibration-report": _model(CalibrationReport),
     "discovery-report": _model(DiscoveryReport),
     "exploration-report": _model(ExplorationReport),
@@ -67,6 +75,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "policy-envelope": _model(PolicyEnvelope),
     "rebalance-evidence": _model(RebalanceEvidence),
     "receipts-target": _model(ReceiptsSpec),
+    "run-upload": _model(RunUpload),
 }
 """Schema file stem -> generator."""
 

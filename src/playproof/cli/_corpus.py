@@ -72,6 +72,7 @@ from playproof.corpus._channel import (
     resolve_agent,
 )
 from playproof.corpus._grading import candidate_digest, command_candidate
+from playproof.corpus._rust import STARTER_PACKAGE, rust_starter_build
 from playproof.corpus._task import TaskSpec, init_task, task_progress, task_run_tests
 from playproof.corpus._trust import (
     check_corpus_signature,
@@ -557,17 +558,45 @@ def _with_variant_check(
 TaskDir = Annotated[Path, typer.Option("--task", help="Task folder.")]
 
 
+class StarterName(StrEnum):
+    """The starter workspace ``task init`` writes."""
+
+    PYTHON = "python"
+    RUST = "rust"
+
+
 @task_app.command("init")
 def task_init(
     folder: Annotated[Path, typer.Argument(help="Folder to create.")],
     candidate: Annotated[str, typer.Option(help="Candidate command.")] = "python3 candidate.py",
     build: Annotated[str | None, typer.Option(help="Build command.")] = None,
-    corpus: Annotated[str, typer.Option(help="Shipped corpus.")] = "blargg",
+    corpus: Annotated[
+        str | None, typer.Option(help="Shipped corpus (default: blargg; chip8 for --starter rust).")
+    ] = None,
     runtime: RuntimeOption = RuntimeName.PYTHON,
+    starter: Annotated[
+        StarterName,
+        typer.Option(
+            help="'python': candidate.py; 'rust': a Cargo workspace (a CHIP-8 candidate) "
+            "with a declared, offline, rule-checked cargo build and the native runtime."
+        ),
+    ] = StarterName.PYTHON,
 ) -> None:
     """Create a task folder (instructions, protocol spec, starter workspace)."""
+    if starter == StarterName.RUST:
+        if build is not None:
+            raise typer.BadParameter("--starter rust declares its own cargo build; drop --build")
+        spec = TaskSpec(
+            corpus=corpus or "chip8",
+            candidate=[STARTER_PACKAGE],
+            build=rust_starter_build(),
+            runtime="native",
+        )
+        init_task(folder, spec, starter="rust")
+        console.print(f"task created in {folder} (Rust starter; build with run-tests)")
+        return
     spec = TaskSpec(
-        corpus=corpus,
+        corpus=corpus or "blargg",
         candidate=shlex.split(candidate),
         build=shlex.split(build) if build else None,
         runtime=_runtime(runtime),

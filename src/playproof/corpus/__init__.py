@@ -47,6 +47,7 @@ from playproof.corpus._record import (
 from playproof.corpus._reference import reference_candidate_spec
 from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
+from playproof.corpus._rust import CargoBuild, ToolchainFingerprint
 from playproof.corpus._shipped import CORPORA, SHIPPED, corpus_dir, shipped_paths
 from playproof.corpus._variants import VariantPin, VariantPlan
 
@@ -58,6 +59,7 @@ __all__ = [
     "Answer",
     "CandidatePin",
     "CandidateSpec",
+    "CargoBuild",
     "CaseObservation",
     "CaseResult",
     "Corpus",
@@ -81,6 +83,7 @@ __all__ = [
     "SerialAnswer",
     "TaskReply",
     "TaskRequest",
+    "ToolchainFingerprint",
     "VariantPin",
     "VariantPlan",
     "bubblewrap_usable",

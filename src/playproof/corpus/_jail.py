@@ -119,6 +119,9 @@ def _system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    # Without it, bubblewrap (run as root) makes /etc 0700: the jail's uid could read
+    # neither the loader cache nor the alternatives' symlinks (``cc``).
+    args += ["--perms", "0755", "--dir", "/etc"]
     for path in _SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     return args

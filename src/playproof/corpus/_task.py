@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
+from playproof.corpus._briefs import platform_brief, task_platform
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._grading import (
     MAX_BUILD_BYTES,
@@ -49,6 +50,14 @@ from playproof.corpus._manifest import (
 from playproof.corpus._reward import RewardEntry, RewardState, load_state, save_state
 from playproof.corpus._runner import CandidateSpec, CaseObservation
 from playproof.corpus._runtime import runtime_command, runtime_view
+from playproof.corpus._rust import (
+    BuiltProgram,
+    CargoBuild,
+    record_fingerprint,
+    run_cargo_build,
+    rust_instructions,
+    write_rust_starter,
+)
 from playproof.corpus._shipped import protocol_text, shipped_paths
 from playproof.corpus._trust import (
     CorpusTrust,
@@ -122,8 +131,9 @@ class TaskSpec(BaseModel):
     answers: str | None = None
     roms: str | None = None
     workspace: str = "workspace"
-    build: list[str] | None = None
-    """Build command (argv) run in the workspace, in the jail, before grading."""
+    build: list[str] | CargoBuild | None = None
+    """Build command (argv) run in the workspace, in the jail, before grading; or a declared
+    cargo build (``_rust``: a clean copy, offline, fingerprinted toolchain, rules)."""
     candidate: Annotated[list[str], Field(min_length=1)]
     """Candidate command (argv) run in the workspace (read-only), in the jail."""
     runtime: Literal["native", "python"] = "native"
@@ -255,8 +265,29 @@ def _write_results(folder: Path, grade: Grade) -> Path:
     return results
 
 
+def _build_program(
+    folder: Path, spec: TaskSpec, workspace: Path, private: _Private
+) -> tuple[bool, str, BuiltProgram | None]:
+    """Build as ``task.json`` declares: a cargo build gives the program to grade."""
+    if not isinstance(spec.build, CargoBuild):
+        return (*_build(spec, workspace, private), None)
+    view = runtime_view(spec.runtime)
+    built = run_cargo_build(
+        folder,
+        workspace,
+        spec.build,
+        spec.candidate,
+        read_only=view.visible,
+        hidden=(*private.hidden, *view.hidden),
+        secret=private.secret,
+        seconds=spec.build_seconds,
+        jobs=spec.jobs,
+    )
+    return built.program is not None, built.log, built.program
+
+
 def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, str]:
-    if not spec.build:
+    if not isinstance(spec.build, list) or not spec.build:
         return True, ""
     # The watch keeps the workspace within what the next build digest accepts.
     limits = JailLimits(
@@ -315,7 +346,7 @@ def task_run_tests(
     corpus, answers, private, trust, plan = _corpus(folder, spec)
     build_digest = tree_digest(workspace)
     if spec.feedback == "disabled":
-        built, log = _build(spec, workspace, private)
+        built, log, _ = _build_program(folder, spec, workspace, private)
         entry = RewardEntry(
             at=datetime.now(UTC),
             build_digest=build_digest,
@@ -332,17 +363,18 @@ def task_run_tests(
         # The key and the first state are written together, so a grading that
         # dies before its result is saved cannot leave a key without a state.
         save_state(state_path, state, grader)
-    built, log = _build(spec, workspace, private)
+    built, log, program = _build_program(folder, spec, workspace, private)
     if not built:
         entry = state.record(build_digest, "build-failed")
         save_state(state_path, state, grader)
         return TaskReport(entry, state.cumulative, state.denominator, None, [], None, log)
+    shown = workspace if program is None else program.folder
     candidate = CandidateSpec(
-        command=tuple(spec.candidate),
-        read_only=(workspace,),
+        command=tuple(spec.candidate) if program is None else program.command,
+        read_only=(shown,),
         hidden=private.hidden,
         secret=private.secret,
-        workdir=workspace,
+        workdir=shown,
         runtime=spec.runtime,
     )
     started = time.monotonic()
@@ -396,24 +428,33 @@ def task_progress(folder: Path) -> tuple[int, int, int, RewardEntry | None]:
     return len(state.baseline), state.denominator, state.cumulative, last
 
 
-def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
-    """Create a task folder with instructions, the protocol spec and a starter workspace."""
+def init_task(
+    folder: Path, spec: TaskSpec | None = None, *, starter: Literal["python", "rust"] = "python"
+) -> Path:
+    """Create a task folder with instructions, the protocol spec and a starter workspace.
+
+    The ``rust`` starter is a Cargo workspace (a CHIP-8 candidate skeleton) built by a
+    declared cargo build; the toolchain is fingerprinted now, when the task starts.
+    """
     chosen = spec or TaskSpec(candidate=["python3", "candidate.py"], runtime="python")
+    platform = task_platform(folder, chosen.corpus, chosen.manifest)
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / "task.json").exists():
         raise FormatError(f"{folder} already holds a task")
     workspace = folder / chosen.workspace
     workspace.mkdir(exist_ok=True)
-    starter = workspace / "candidate.py"
-    if not starter.exists():
-        starter.write_text(STARTER, encoding="utf-8")
+    if starter == "rust":
+        write_rust_starter(workspace)
+        record_fingerprint(folder)
+    elif not (workspace / "candidate.py").exists():
+        (workspace / "candidate.py").write_text(STARTER, encoding="utf-8")
     (folder / "task.json").write_text(
         json.dumps(chosen.model_dump(mode="json", exclude_none=True), indent=2) + "\n", "utf-8"
     )
     (folder / "PROTOCOL.md").write_bytes(protocol_text())
     (folder / "INSTRUCTIONS.md").write_text(
-        "# Build a Game Boy (DMG) emulator\n\n"
-        f"Work in `{chosen.workspace}/`. Your program speaks the line protocol in PROTOCOL.md on\n"
+        platform_brief(platform)
+        + f"Work in `{chosen.workspace}/`. Your program speaks the protocol in PROTOCOL.md on\n"
         f"stdin/stdout; it is started as `{' '.join(chosen.candidate)}` inside a jail with no\n"
         "network and no view of the test ROMs or their answers. Besides the workspace it\n"
         f"sees the runtime task.json declares ({chosen.runtime}): `native` is the system's\n"
@@ -426,7 +467,8 @@ def init_task(folder: Path, spec: TaskSpec | None = None) -> Path:
         "  the whole corpus.\n"
         "- `playproof task progress` prints the current pass count and cumulative reward.\n"
         "- In a served task (your shell runs as a user of its own), `run-tests` and\n"
-        "  `run-tests --progress` (on your PATH) ask the task's grader to do the same.\n",
+        "  `run-tests --progress` (on your PATH) ask the task's grader to do the same.\n"
+        + (rust_instructions(chosen.build) if isinstance(chosen.build, CargoBuild) else ""),
         encoding="utf-8",
     )
     return folder

@@ -138,7 +138,7 @@ class Variant:
     kind: VariantKind
     rom: bytes
     patches: Patches
-    """(file offset, new byte) pairs; none inside the cartridge header."""
+    """(file offset, new byte) pairs; none inside a Game Boy ROM's cartridge header."""
 
     @property
     def variant_id(self) -> str:
@@ -394,7 +394,8 @@ def make_variants(corpus: Corpus, plan: VariantPlan) -> list[Variant]:
                     altered, patch = _one(kind, case, rom, symbols, rng)
                 except _NoVariant:
                     continue
-                if any(offset in HEADER for offset, _ in patch):
+                # Only a Game Boy ROM has a cartridge header; a CHIP-8 sprite may lie there.
+                if platform == "dmg" and any(offset in HEADER for offset, _ in patch):
                     raise AssertionError("a variant patched the cartridge header")
                 made.append(Variant(case.id, number, kind, altered, patch))
                 break
@@ -525,9 +526,13 @@ def run_with_variants(
     limits: JailLimits,
     isolation: IsolationChoice,
     on_case: Callable[[CaseObservation], None] | None,
+    runner: Callable[..., RunOutcome] = run_corpus,
 ) -> VariantRun:
     """Run ``candidate`` on the cases and this plan's variants, the reference on the variants
     (in its own jail, at the same time), and grade: a case passes only with all its variants.
+
+    ``runner`` runs a corpus as ``run_corpus`` does (``_dispatch.run_corpus_on`` bound
+    to an executor spreads the cases over a cluster).
     """
     from playproof.corpus._reference import reference_candidate_spec
 
@@ -544,7 +549,7 @@ def run_with_variants(
             on_case(seen)
 
     if not made:  # no kind fits these cases (Blargg): nothing for the reference to run
-        outcome = run_corpus(
+        outcome = runner(
             corpus,
             candidate,
             jobs=jobs,
@@ -557,7 +562,7 @@ def run_with_variants(
         return VariantRun(outcome=outcome, grade=base, pins=(), reference_seconds=0.0)
     with ThreadPoolExecutor(max_workers=1) as pool:
         expected = pool.submit(
-            run_corpus,
+            runner,
             variant_corpus(corpus, made),
             reference,
             jobs=jobs,
@@ -565,7 +570,7 @@ def run_with_variants(
             limits=limits,
             isolation=isolation,
         )
-        outcome = run_corpus(
+        outcome = runner(
             merged,
             candidate,
             jobs=jobs,
