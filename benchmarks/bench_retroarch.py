@@ -6,7 +6,10 @@
 - ``adapter``: frames/s of ``retroarch/pp-collect`` replaying its reference
   (each frame is one FRAMEADVANCE confirmed by a memory read over UDP), and the
   same for PyBoy on the same ROM for scale;
-- the ratios between them.
+- the ratios between them;
+- ``adhoc open``: seconds to open ``retroarch:gambatte:FILE`` (pp-collect) the
+  first time (a counted boot in two launches, compared) and again from the
+  boot-state cache (one launch), and their ratio.
 
     .venv/bin/python benchmarks/bench_retroarch.py [INPUTS]
 """
@@ -89,6 +92,38 @@ def adapter_fps(inputs: int) -> tuple[float, float]:
     return retroarch, boy
 
 
+def adhoc_open_seconds() -> tuple[float, float]:
+    """Seconds to open an ad-hoc ``retroarch:gambatte:FILE`` target: cold, then from the cache."""
+    from playproof.core.contract import parse_contract
+    from playproof.targets import adhoc_target
+
+    contract = parse_contract(
+        {
+            "schema": "playproof/contract/v1",
+            "game": "bench",
+            "milestones": [
+                {"id": "m", "check": {"kind": "state", "key": "ram_c000", "op": ">=", "value": 1}}
+            ],
+        }
+    )
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        rom = folder / "pp-collect.gb"
+        shutil.copyfile(BUNDLED_ROMS["pp-collect"], rom)
+        os.chdir(folder)  # the boot-state cache lives under the working folder
+        try:
+            times = []
+            for _ in range(2):
+                start = time.perf_counter()
+                game = adhoc_target(f"retroarch:gambatte:{rom}", contract).open(worker=False)
+                times.append(time.perf_counter() - start)
+                game.close()
+        finally:
+            os.chdir(here)
+    return times[0], times[1]
+
+
 def main() -> None:
     if shutil.which("retroarch") is None:
         sys.exit("retroarch is not installed (Debian: apt-get install retroarch libretro-gambatte)")
@@ -100,6 +135,9 @@ def main() -> None:
         f"retroarch adapter (UDP, confirmed): {adapter:9.1f} frames/s  ratio {adapter / alone:.5f}"
     )
     print(f"pyboy adapter, same ROM:            {pyboy:9.0f} frames/s  ratio {pyboy / alone:.3f}")
+    cold, warm = adhoc_open_seconds()
+    print(f"adhoc open, cold (two counted boots): {cold:7.1f} s")
+    print(f"adhoc open, from the cache:           {warm:7.1f} s  ratio {warm / cold:.2f}")
 
 
 if __name__ == "__main__":

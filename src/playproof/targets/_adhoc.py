@@ -7,7 +7,10 @@ A spec is ``FAMILY:NAME``:
 - ``retro:Airstriker-Genesis-v0`` — a stable-retro game whose ROM is installed;
 - ``gb:path/to/game.gb`` — a Game Boy ROM file (PyBoy);
 - ``desktop:path/to/spec.toml`` — a native desktop program described by a spec
-  (``trusted-recorder`` only: played once, verified from its signed transcript).
+  (``trusted-recorder`` only: played once, verified from its signed transcript);
+- ``retroarch:gambatte:path/to/game.gb`` — a ROM on a libretro core (by name or
+  library path) through RetroArch, from a boot state made by counted frames;
+  its contract names memory channels (see ``playproof.targets.retroarch``).
 
 Each adapter is built with its default options. The build is not pinned in
 advance: the run record pins the build digest, and a verifier rebuilds the
@@ -54,6 +57,7 @@ ADHOC_FAMILIES: dict[str, tuple[str, str, str]] = {
     "retro": ("playproof.adapters.retro:make_game", "game", "retro"),
     "gb": ("playproof.adapters.pyboy:make_game", "rom_path", "pyboy"),
     "desktop": ("playproof.adapters.desktop:make_game", "spec_path", ""),
+    "retroarch": ("playproof.adapters.retroarch:make_game", "rom_path", ""),
 }
 """The ad-hoc families: factory, the option the spec's name fills, the install extra."""
 
@@ -98,8 +102,9 @@ def _retro_game(name: str) -> str:
 def adhoc_target(spec: str, contract: Contract, *, rom_sha256: str | None = None) -> Target:
     """The ad-hoc target ``spec`` played against ``contract`` (see the module docstring).
 
-    For ``gb:`` specs, ``rom_sha256`` is the digest a record pinned: the file
-    must have it, else TargetError (the wrong ROM is refused before it runs).
+    For ``gb:`` and ``retroarch:`` specs, ``rom_sha256`` is the digest a record
+    pinned: the file must have it, else TargetError (the wrong ROM is refused
+    before it runs).
     """
     family = adhoc_family(spec)
     if family is None:
@@ -125,14 +130,18 @@ def adhoc_target(spec: str, contract: Contract, *, rom_sha256: str | None = None
                 "pass the ROM the run used (--target gb:FILE)"
             )
         options["game_id"] = f"gb-{digest[:12]}"
+    if family == "retroarch":
+        from playproof.targets.retroarch import adhoc_options  # local: avoids an import cycle
+
+        options = adhoc_options(rest, contract, rom_sha256=rom_sha256)
     target_spec = TargetSpec(
         name=f"adhoc/{family}",
         description=f"ad-hoc {family} target {rest} (uncalibrated)",
         factory=factory,
         options=options,
         build_digest=_UNPINNED,
-        # A desktop program is already a process of its own, and its recorder runs here.
-        isolation="in-process" if family == "desktop" else "worker",
+        # A desktop program or RetroArch is already a process of its own.
+        isolation="in-process" if family in ("desktop", "retroarch") else "worker",
         extra=extra or None,
     )
     return Target(spec=target_spec, contract=contract, reference=(), adhoc=spec, user_contract=True)

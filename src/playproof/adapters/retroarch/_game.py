@@ -14,7 +14,10 @@ reset is "load the boot state, run one frame" in every launch. After that
 the emulator only moves by counted frame advances, each confirmed by reading
 ``frame_channel`` (a memory variable that changes every frame): RetroArch
 sends no reply to ``FRAMEADVANCE``, and advances sent too close together
-merge. Inputs go through the network gamepad: a word holds its button for
+merge. A boot state can also be made by counted frames (``boot_frames``):
+RESET with the first advance, that many frames with no input, SAVE_STATE with
+the next; made in two launches and compared by :func:`state_fingerprint`.
+Inputs go through the network gamepad: a word holds its button for
 ``press_frames`` frames and releases it for the rest of ``frames_per_input``.
 
 Evidence: ``engine`` = the declared memory channels (read with
@@ -27,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,7 +42,8 @@ from pathlib import Path
 from playproof._bounded import read_bounded
 from playproof._containment import containment
 from playproof.adapters.retroarch._commands import JOYPAD_IDS, CommandClient, free_udp_port
-from playproof.adapters.retroarch._options import RetroArchOptions
+from playproof.adapters.retroarch._options import WATCH_BYTES, RetroArchOptions
+from playproof.adapters.retroarch._states import state_fingerprint
 from playproof.core.canonical import digest
 from playproof.core.contract import Contract
 from playproof.core.evidence import Evidence
@@ -60,6 +65,7 @@ __all__ = [
     "BUNDLED_STATES",
     "VOCABULARY",
     "RetroArchGame",
+    "check_core",
     "retroarch_version",
 ]
 
@@ -80,6 +86,9 @@ MAX_STATE_BYTES = 16 << 20
 STARTUP_SECONDS = 15.0
 """How long RetroArch may take to load the core and content and answer GET_STATUS."""
 POLL_GAP = 0.02
+ADVANCE_GAP = 0.05
+"""Least seconds between two FRAMEADVANCEs: a closer one can be taken for the same press
+held down and dropped (measured: 5 to 8 frames in 120 lost without this gap)."""
 """Seconds between a FRAMEADVANCE and the read that confirms it (closer reads can swallow it)."""
 STALL_SECONDS = 0.3
 """A frame channel unchanged this long after an advance: the game did not count that frame."""
@@ -111,6 +120,11 @@ _HOTKEYS = (
 )
 """Hotkeys unbound: a hotkey on a joypad button would act when the network gamepad presses it."""
 _STATUS_PAUSED = "PAUSED"
+_ELF_MAGIC = b"\x7fELF"
+_LIBRETRO_SYMBOLS = (b"retro_api_version", b"retro_run", b"retro_serialize")
+"""Every libretro core exports these (a core without ``retro_serialize`` cannot save states)."""
+SAVE_SECONDS = 10.0
+"""How long a counted boot waits for RetroArch to write its state file."""
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
 
 
@@ -131,6 +145,32 @@ def _sha256_file(path: Path, limit: int, what: str) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
+def check_core(path: Path) -> str:
+    """SHA-256 of the libretro core library at ``path``; TargetError when it is not one.
+
+    A core is a shared library (ELF) exporting the libretro entry points; a
+    file without them would make RetroArch fail late with a vaguer message.
+    """
+    data, sha = _sha256_file(path, MAX_CORE_BYTES, "libretro core")
+    missing = [name.decode() for name in _LIBRETRO_SYMBOLS if name not in data]
+    if not data.startswith(_ELF_MAGIC) or missing:
+        why = (
+            "not a shared library"
+            if not data.startswith(_ELF_MAGIC)
+            else "no " + ", ".join(missing)
+        )
+        raise TargetError(
+            f"{path} is not a libretro core ({why}); give a core name such as gambatte "
+            "or the path of a *_libretro.so"
+        )
+    return sha
+
+
+def _cache_name(core_sha256: str, rom_sha256: str, frames: int) -> str:
+    """The stem of a cached counted boot state: what it was made from."""
+    return f"{core_sha256}-{rom_sha256}-{frames}"
+
+
 class RetroArchGame:
     """A Game over one RetroArch process (see the module docstring for the contract)."""
 
@@ -146,12 +186,16 @@ class RetroArchGame:
             raise TargetError(
                 f"ROM {rom_file} has SHA-256 {self.rom_sha256}, not {options.rom_sha256}"
             )
-        self._core_path = Path(options.core_dir) / f"{options.core}_libretro.so"
-        if not self._core_path.is_file():
-            raise TargetError(
-                f"no libretro core {self._core_path}; install it (Debian: libretro-{options.core})"
-            )
-        _, self.core_sha256 = _sha256_file(self._core_path, MAX_CORE_BYTES, "libretro core")
+        if options.core_file is not None:
+            self._core_path = Path(options.core_file)
+        else:
+            self._core_path = Path(options.core_dir) / f"{options.core}_libretro.so"
+            if not self._core_path.is_file():
+                raise TargetError(
+                    f"no libretro core {self._core_path}; "
+                    f"install it (Debian: libretro-{options.core})"
+                )
+        self.core_sha256 = check_core(self._core_path)
         self._program = shutil.which(options.retroarch)
         if self._program is None:
             raise TargetError(
@@ -160,9 +204,15 @@ class RetroArchGame:
         self._boot_state: bytes | None = None
         if options.boot_state:
             self._boot_state = self._read_boot_state(options.boot_state)
+        elif options.boot_frames is not None:
+            self._boot_state = self._cached_boot_state()
         self._channels = [(n, c.address, c.size) for n, c in sorted(options.channels.items())]
-        frame = options.channels[options.frame_channel]
-        self._frame = (frame.address, frame.size)
+        self._frame: tuple[int, int] | None = None
+        if options.frame_channel is not None:
+            frame = options.channels[options.frame_channel]
+            self._frame = (frame.address, frame.size)
+        elif options.watch_address is not None:
+            self._frame = (options.watch_address, WATCH_BYTES)
         self._closed = False
         self._process: subprocess.Popen[bytes] | None = None
         self._folder = Path(tempfile.mkdtemp(prefix="playproof-retroarch-"))
@@ -170,9 +220,13 @@ class RetroArchGame:
         self._held: set[str] = set()
         self._reset_frame: bytes | None = None
         self._last_frame: bytes | None = None
+        self._made_boot = False
+        self._advanced_at = 0.0
         self.steps = 0
         try:
             self._launch()
+            if options.boot_frames is not None and self._made_boot and options.boot_check:
+                self._check_boot_reproduces()
             self._descriptor = self._describe()
             self.reset(0)
         except BaseException:
@@ -180,6 +234,59 @@ class RetroArchGame:
             raise
 
     # -- construction ------------------------------------------------------
+
+    def _cache_file(self) -> Path | None:
+        """Where the counted boot state of this core, ROM and frame count is kept, if anywhere."""
+        folder, frames = self.options.boot_cache, self.options.boot_frames
+        if folder is None or frames is None:
+            return None
+        return Path(folder) / f"{_cache_name(self.core_sha256, self.rom_sha256, frames)}.state"
+
+    def _cached_boot_state(self) -> bytes | None:
+        """The cached counted boot state when its digest checks out, else None (made anew).
+
+        The cache keeps a state next to a file holding its SHA-256; a state that
+        does not hash to it (edited, truncated) is not used.
+        """
+        path = self._cache_file()
+        if path is None or not path.is_file():
+            return None
+        try:
+            data, sha = _sha256_file(path, MAX_STATE_BYTES, "cached boot state")
+            pinned = read_bounded(path.with_suffix(".sha256"), 64, "boot state digest", TargetError)
+        except TargetError:
+            return None
+        return data if pinned.decode(errors="replace") == sha else None
+
+    def _store_boot_state(self, data: bytes) -> None:
+        path = self._cache_file()
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for target, payload in (
+            (path, data),
+            (path.with_suffix(".sha256"), hashlib.sha256(data).hexdigest().encode()),
+        ):
+            partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+            partial.write_bytes(payload)
+            partial.replace(target)
+
+    def _check_boot_reproduces(self) -> None:
+        """Make the counted boot state again in a second launch; refuse when it differs."""
+        first = state_fingerprint(self._boot_state or b"", self._rom)
+        self._end_process()
+        self._boot_state = None
+        self._launch()
+        second = self._boot_state or b""
+        if first != state_fingerprint(second, self._rom):
+            a, b = first, state_fingerprint(second, self._rom)
+            raise TargetError(
+                f"core {self._core_path.name} made two different boot states for this ROM "
+                f"in two launches ({a[:12]} and {b[:12]} after {self.options.boot_frames} "
+                "frames): it does not reproduce its state, so no run on it could be verified; "
+                "use another core"
+            )
+        self._store_boot_state(second)
 
     def _read_boot_state(self, name: str) -> bytes:
         bundled = name.removeprefix("bundled:") if name.startswith("bundled:") else None
@@ -233,6 +340,7 @@ class RetroArchGame:
             "gamemode_enable": "false",
             "video_vsync": "false",
             "state_slot": "0",
+            "savestate_file_compression": "false",
             "input_menu_toggle_gamepad_combo": "0",
             "input_quit_gamepad_combo": "0",
             "input_hotkey_block_delay": "0",
@@ -244,10 +352,18 @@ class RetroArchGame:
         return "".join(f'{key} = "{value}"\n' for key, value in values.items())
 
     def _launch(self) -> None:
+        if self._process is not None:
+            self._folder = Path(tempfile.mkdtemp(prefix="playproof-retroarch-"))
         folder = self._folder
+        self._made_boot = False
+        self._last_frame = None
         for name in ("home", "saves", "states", "screenshots", "system"):
             (folder / name).mkdir()
-        content = folder / "content.gb"
+        # Cores may tell systems apart by the extension (mGBA: .gb or .gba): keep the ROM's.
+        suffix = Path(self.options.rom_path or "rom.gb").suffix.lower()
+        content = (
+            folder / f"content{suffix if re.fullmatch(r'[.][a-z0-9]{1,8}', suffix) else '.gb'}"
+        )
         content.write_bytes(self._rom)
         if self._boot_state is not None:
             (folder / "states" / "content.state").write_bytes(self._boot_state)
@@ -278,7 +394,11 @@ class RetroArchGame:
         )
         self._client = CommandClient(command_port, gamepad_port)
         self._wait_started()
-        if self._boot_state is None:
+        if self._boot_state is None and self.options.boot_frames is not None:
+            self._pause()
+            self._boot_state = self._counted_boot_state(self.options.boot_frames)
+            self._made_boot = True
+        elif self._boot_state is None:
             self._boot_state = self._make_boot_state()
         self._pause()
 
@@ -332,6 +452,35 @@ class RetroArchGame:
         time.sleep(0.2)  # the file is written by a task: let it finish
         return read_bounded(state, MAX_STATE_BYTES, "boot state", TargetError)
 
+    def _counted_boot_state(self, frames: int) -> bytes:
+        """Reset the core, advance ``frames`` counted frames with no input, save the state.
+
+        RESET and SAVE_STATE are both acted on only in a main-loop pass that
+        runs a frame, so each goes with a FRAMEADVANCE: the reset is the first
+        counted frame, and the save is taken with the frame after the last one.
+        """
+        self._advance("RESET")
+        for _ in range(frames - 1):
+            self._advance()
+        state = self._folder / "states" / "content.state"
+        state.unlink(missing_ok=True)
+        self._advance("SAVE_STATE")
+        deadline = time.monotonic() + SAVE_SECONDS
+        size = -1
+        while True:
+            self._check_alive()
+            current = state.stat().st_size if state.is_file() else 0
+            if current > 0 and current == size:
+                break
+            if time.monotonic() > deadline:
+                raise TargetError(
+                    "RetroArch saved no state; does the core support save states "
+                    "(are its info files installed)?"
+                )
+            size = current
+            time.sleep(0.1)  # written by a task: settled once two looks agree
+        return read_bounded(state, MAX_STATE_BYTES, "boot state", TargetError)
+
     def _pause(self) -> None:
         client = self._require_client()
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -343,19 +492,39 @@ class RetroArchGame:
 
     def _describe(self) -> GameDescriptor:
         options = self.options.model_dump(
-            mode="json", exclude={"rom_path", "boot_state", "core_dir", "info_dir", "retroarch"}
+            mode="json",
+            exclude={
+                "rom_path",
+                "boot_state",
+                "core_dir",
+                "core_file",
+                "info_dir",
+                "retroarch",
+                "boot_cache",
+                "boot_check",
+                # Absent from records made before they existed: left out while unset.
+                *(
+                    name
+                    for name in ("frame_channel", "watch_address", "boot_frames")
+                    if getattr(self.options, name) is None
+                ),
+            },
         )
-        boot = hashlib.sha256(self._boot_state or b"").hexdigest()
-        build = digest(
-            {
-                "adapter": ADAPTER_VERSION,
-                "options": options,
-                "retroarch": retroarch_version(self._program or "retroarch"),
-                "core_sha256": self.core_sha256,
-                "rom_sha256": self.rom_sha256,
-                "boot_state_sha256": boot,
-            }
-        )
+        identity = {
+            "adapter": ADAPTER_VERSION,
+            "options": options,
+            "retroarch": retroarch_version(self._program or "retroarch"),
+            "core_sha256": self.core_sha256,
+            "rom_sha256": self.rom_sha256,
+        }
+        if self.options.boot_frames is None:
+            identity["boot_state_sha256"] = hashlib.sha256(self._boot_state or b"").hexdigest()
+        else:
+            # A counted boot state is made again by a verifier: pin what it says of the game.
+            identity["boot_state_fingerprint"] = state_fingerprint(
+                self._boot_state or b"", self._rom
+            )
+        build = digest(identity)
         return GameDescriptor(
             id=self.options.game_id,
             vocabulary=VOCABULARY,
@@ -375,6 +544,8 @@ class RetroArchGame:
     # -- frame control -----------------------------------------------------
 
     def _frame_value(self) -> bytes:
+        if self._frame is None:
+            return b""  # nothing to watch: every advance waits the stall time
         address, size = self._frame
         return self._require_client().read_memory(address, size)
 
@@ -392,8 +563,11 @@ class RetroArchGame:
         if extra:
             time.sleep(SETTLE_SECONDS)
             client.send(extra)
+        wait = self._advanced_at + ADVANCE_GAP - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)  # an advance right after the last one reads as a held key
         client.send("FRAMEADVANCE")
-        start = time.monotonic()
+        start = self._advanced_at = time.monotonic()
         while True:
             time.sleep(POLL_GAP)
             now = self._frame_value()
@@ -499,6 +673,10 @@ class RetroArchGame:
         if self._closed:
             return
         self._closed = True
+        self._end_process()
+
+    def _end_process(self) -> None:
+        """Quit this launch's RetroArch, end its process group, remove its folder."""
         process, client = self._process, self._client
         if client is not None:
             with contextlib.suppress(OSError):

@@ -11,12 +11,23 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["MAX_CHANNELS", "MAX_FRAMES_PER_INPUT", "Channel", "RetroArchOptions"]
+__all__ = [
+    "MAX_BOOT_FRAMES",
+    "MAX_CHANNELS",
+    "MAX_FRAMES_PER_INPUT",
+    "WATCH_BYTES",
+    "Channel",
+    "RetroArchOptions",
+]
 
 MAX_CHANNELS = 32
 MAX_FRAMES_PER_INPUT = 120
 """Each frame is one confirmed advance over UDP (about 20 ms): keep inputs short."""
 MAX_BOOT_SECONDS = 60.0
+MAX_BOOT_FRAMES = 1200
+"""Counted frames from power-on to a boot state (20 s of game time; each is one advance)."""
+WATCH_BYTES = 1024
+"""Bytes of ``watch_address`` read after each advance when there is no ``frame_channel``."""
 
 ChannelName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -39,6 +50,8 @@ class RetroArchOptions(BaseModel):
     game_id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")] = "retroarch"
     core: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,64}$")] = "gambatte"
     """The libretro core, by name: ``<core>_libretro.so`` in ``core_dir``."""
+    core_file: str | None = None
+    """A libretro core library by path (its SHA-256 enters the build digest, not the path)."""
     core_dir: str = "/usr/lib/x86_64-linux-gnu/libretro"
     info_dir: str = "/usr/share/libretro/info"
     """Core info files: without them RetroArch believes no core can save states."""
@@ -51,8 +64,11 @@ class RetroArchOptions(BaseModel):
     boot_state: str | None = None
     """A state file of this core to start every episode from; without it one is made at launch."""
     boot_state_sha256: Sha256 | None = None
-    frame_channel: ChannelName
+    frame_channel: ChannelName | None = None
     """A channel that changes on every frame: it confirms each frame advance."""
+    watch_address: Annotated[int, Field(ge=0, le=0xFFFF_FFFF)] | None = None
+    """Without ``frame_channel``: a memory block (``WATCH_BYTES``) whose change confirms
+    an advance. Without either, every advance waits the stall time."""
     channels: dict[ChannelName, Channel] = Field(default_factory=dict)
     public: tuple[ChannelName, ...] = ()
     over_channel: ChannelName | None = None
@@ -67,6 +83,13 @@ class RetroArchOptions(BaseModel):
     )
     """When making a boot state: channel values written before ``boot_press`` (a game's seed)."""
     boot_seconds: Annotated[float, Field(gt=0, le=MAX_BOOT_SECONDS)] = 10.0
+    boot_frames: Annotated[int, Field(ge=1, le=MAX_BOOT_FRAMES)] | None = None
+    """Make the boot state by counted frames: reset the core, advance this many frames
+    with no input, save. Deterministic for a deterministic core (see ``boot_check``)."""
+    boot_check: bool = True
+    """With ``boot_frames``: make the boot state in two launches and refuse when they differ."""
+    boot_cache: str | None = None
+    """With ``boot_frames``: a folder keeping counted boot states per core, ROM and frames."""
     frames_per_input: Annotated[int, Field(ge=2, le=MAX_FRAMES_PER_INPUT)] = 8
     press_frames: Annotated[int, Field(ge=1, le=MAX_FRAMES_PER_INPUT - 1)] = 4
 
@@ -95,8 +118,17 @@ class RetroArchOptions(BaseModel):
             problems.append("seed_channel must be a 2-byte channel")
         if self.boot_state_sha256 and not self.boot_state:
             problems.append("boot_state_sha256 needs boot_state")
-        if self.boot_state is None and self.ready_channel is None:
-            problems.append("without boot_state, ready_channel says when to make one")
+        if self.boot_state is None and (self.ready_channel is None) == (self.boot_frames is None):
+            problems.append(
+                "without boot_state, give one of ready_channel (run until it is set) "
+                "and boot_frames (count frames from power-on)"
+            )
+        if self.boot_frames is not None and (self.boot_press or self.boot_write):
+            problems.append(
+                "boot_frames boots with no input: boot_press and boot_write need ready_channel"
+            )
+        if self.boot_state is not None and (self.boot_frames is not None or self.boot_cache):
+            problems.append("boot_frames and boot_cache make a boot state: not with boot_state")
         if problems:
             raise ValueError("; ".join(problems))
         return self
