@@ -48,12 +48,14 @@ def test_an_address_without_ray_an_empty_pool_and_unknown_executors_are_refused(
         check_executor("cloud")
 
 
-def test_grading_on_ray_says_it_is_not_built_whether_or_not_ray_is_installed(
+def test_grading_on_ray_without_the_extra_names_the_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(NotSupportedError, match="grading on Ray is not built yet"):
+    with pytest.raises(NotSupportedError, match=r"pip install 'playproof\[ray\]'"):
         check_grading_executor("ray")
+    with pytest.raises(RunError, match="needs --executor ray"):
+        check_grading_executor("local", "127.0.0.1:6379")
     check_grading_executor("serial")
 
 
@@ -75,3 +77,25 @@ def test_a_malformed_address_on_the_command_line_is_one_line_and_exit_3(tmp_path
     assert done.returncode == 3
     assert len(done.stderr.strip().splitlines()) == 1
     assert "HOST:PORT" in done.stderr or "pip install 'playproof[ray]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--executor", "serial"], "serve replays on --executor local or ray"),
+        (["--ray-address", "127.0.0.1:6379"], "--ray-address needs --executor ray"),
+        (["--executor", "ray", "--ray-address", "h:1;x"], "HOST:PORT"),
+    ],
+)
+def test_serve_refuses_an_executor_it_cannot_use_before_touching_the_database(
+    tmp_path: Path, options: list[str], said: str
+) -> None:
+    database = tmp_path / "service.db"
+    done = subprocess.run(
+        [*EXE, "serve", "--database-url", f"sqlite:///{database}", *options],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert said in done.stderr
+    assert not database.exists()

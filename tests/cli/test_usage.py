@@ -244,10 +244,13 @@ def test_a_rejected_record_says_in_words_what_replay_showed(tmp_path: Path) -> N
     assert "nowhere" in flat
 
 
-def test_an_executor_not_built_yet_is_one_line_and_no_bar(tmp_path: Path) -> None:
-    result = cli("grade", "--candidate", "reference", "--executor", "ray", cwd=tmp_path)
+def test_a_bad_executor_address_for_grading_is_one_line_and_no_bar(tmp_path: Path) -> None:
+    result = cli(
+        "grade", "--candidate", "reference", "--executor", "ray", "--ray-address", "nowhere",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert result.returncode == 3
-    assert "not built yet" in one_line(result.stderr)
+    assert "--ray-address must be HOST:PORT" in one_line(result.stderr)
 
 
 def test_a_ledger_that_does_not_match_is_reported_alone(tmp_path: Path) -> None:

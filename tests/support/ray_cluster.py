@@ -1,8 +1,9 @@
 """A real two-node Ray cluster on 127.0.0.1 for tests, and a game whose process dies once.
 
 :class:`LocalRayCluster` starts a head (one CPU) and a second node process
-(one CPU) with ``ray start``, every file under a folder the test gives, usage
-statistics off, and stops exactly the processes it started (those whose
+(one CPU, optionally with environment variables of its own) with ``ray
+start``, every file under a folder the test gives, usage statistics off, and
+stops exactly the processes it started (those whose
 command line names that folder, and their children): never a machine-wide
 ``ray stop``.
 """
@@ -70,8 +71,9 @@ def _alive(pid: int) -> bool:
 class LocalRayCluster:
     """``with LocalRayCluster(folder) as address:`` a head and a second node, then stopped."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, second_node_env: dict[str, str] | None = None) -> None:
         self.folder = folder
+        self.second_node_env = second_node_env or {}
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.env = {
@@ -83,11 +85,11 @@ class LocalRayCluster:
         }
         self.ray = str(Path(sys.executable).with_name("ray"))
 
-    def _start(self, *args: str) -> None:
+    def _start(self, *args: str, env: dict[str, str] | None = None) -> None:
         done = subprocess.run(
             [self.ray, "start", "--num-cpus=1", "--disable-usage-stats",
              "--node-ip-address=127.0.0.1", f"--temp-dir={self.folder}", *args],
-            env=self.env, cwd=self.folder, capture_output=True, text=True,
+            env={**self.env, **(env or {})}, cwd=self.folder, capture_output=True, text=True,
             timeout=START_TIMEOUT_S, check=False,
         )  # fmt: skip
         if done.returncode != 0:
@@ -102,7 +104,7 @@ class LocalRayCluster:
                 f"--port={self.port}",
                 "--include-dashboard=false",
             )
-            self._start(f"--address={self.address}")
+            self._start(f"--address={self.address}", env=self.second_node_env)
         except BaseException:
             self.stop()
             raise

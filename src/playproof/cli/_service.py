@@ -15,12 +15,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 import httpx
 import typer
 
-from playproof.cli._app import EXIT_REJECTED, _emit, _wants_json, app
+from playproof.cli._app import (
+    EXIT_REJECTED,
+    Executor,
+    ExecutorName,
+    RayAddress,
+    _emit,
+    _wants_json,
+    app,
+    say_retried,
+)
 from playproof.cli._files import read_document
+from playproof.cli._options import ContractFile
 from playproof.cli._output import console, line, styled
 from playproof.core.canonical import parse_json
 from playproof.core.report import CHECK_IDS
-from playproof.errors import FormatError, ServiceError
+from playproof.errors import FormatError, RunError, ServiceError
 from playproof.sign import VerifyingKey
 
 if TYPE_CHECKING:
@@ -93,15 +103,36 @@ def serve(
         Path,
         typer.Option(help="The transparency log's signing key (created on first start)."),
     ] = Path(".playproof/service-log.key"),
+    executor: Executor = ExecutorName.LOCAL,
+    ray_address: RayAddress = None,
 ) -> None:
-    """Run the proof service (an embedded SQLite database is created and migrated)."""
+    """Run the proof service (an embedded SQLite database is created and migrated).
+
+    Server-side replays run on a local pool of --replay-workers processes, or
+    with --executor ray as tasks on a Ray cluster (--ray-address HOST:PORT
+    joins one; without it a Ray is started on this machine).
+    """
+    from playproof.exec import check_executor, open_executor
+
+    if executor == ExecutorName.SERIAL:
+        raise RunError("serve replays on --executor local or ray (serial would hold requests up)")
+    check_executor(executor, None, ray_address)
     settings = _settings(database_url, replay_workers=replay_workers, log_key_file=log_key)
     import uvicorn
 
     from playproof.service.app import create_app, prepare_database
 
     prepare_database(settings)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    if executor == ExecutorName.LOCAL:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        return
+
+    replays, _ = open_executor("ray", address=ray_address, on_retry=say_retried)
+    try:
+        uvicorn.run(create_app(settings, executor=replays), host=host, port=port, log_level="info")
+    finally:
+        # Replays still under way stay pending in the database and run at the next start.
+        replays.shutdown(wait=False, cancel_futures=True)
 
 
 @db_app.command("upgrade")
@@ -282,16 +313,35 @@ def submit(
         float, typer.Option(help="Seconds to wait for the verdict.", min=1, max=86400)
     ] = DEFAULT_WAIT_S,
     json_output: JsonFlag = False,
+    transcript: Annotated[
+        Path | None,
+        typer.Option(
+            help="trusted-recorder: the signed transcript (default: RECORD.transcript.json "
+            "beside the record, when there is one)."
+        ),
+    ] = None,
+    contract: ContractFile = None,
 ) -> None:
-    """Upload a signed record and wait for the server's verdict (exit 0 verified, 1 rejected)."""
+    """Upload a signed record and wait for the server's verdict (exit 0 verified, 1 rejected).
+
+    A trusted-recorder record goes with its transcript (and, for a desktop
+    target, --contract) as one run upload.
+    """
+    from playproof.cli._desktop import read_transcript, upload_body
+    from playproof.targets import read_contract
+
     token = os.environ.get(token_env, "").strip()
     if not token:
         raise ServiceError(f"the environment variable {token_env} holds no API token")
-    body = read_document(record)
+    body, media_type = upload_body(
+        read_document(record),
+        read_transcript(record, transcript),
+        read_contract(contract) if contract is not None else None,
+    )
     base = server.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise ServiceError(f"--server {server!r} is not an http(s) URL")
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": media_type}
     with httpx.Client(timeout=HTTP_TIMEOUT_S) as client:
         status, answer = _request(
             client, "POST", f"{base}/api/v1/runs", content=body, headers=headers

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import stat
+import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from playproof.core.canonical import digest
+from playproof.corpus._dispatch import run_corpus_on
 from playproof.corpus._grader import Grade, grade
-from playproof.corpus._jail import IsolationChoice, JailLimits, python_paths
+from playproof.corpus._jail import IsolationChoice, JailLimits
 from playproof.corpus._manifest import Corpus, CorpusAnswers
 from playproof.corpus._record import CandidatePin, GradeRecord, grade_record
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
+from playproof.corpus._runtime import Runtime, runtime_view
 from playproof.corpus._trust import CorpusTrust
 from playproof.corpus._variants import VariantPin, VariantPlan, run_with_variants
 from playproof.errors import FormatError
 
 __all__ = [
+    "HASH_DEADLINE_S",
     "MAX_BUILD_BYTES",
     "MAX_BUILD_FILES",
     "GradingRun",
@@ -34,18 +41,65 @@ MAX_BUILD_FILES = 20_000
 MAX_BUILD_BYTES = 2 * 1024**3
 """A build folder holding more bytes than this is refused (a build is stopped past it)."""
 HASH_CHUNK = 1024 * 1024
+HASH_DEADLINE_S = 120.0
+"""The longest one digest (every file a command names, or a whole build folder) may take."""
+_HASH_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
-def _file_sha(path: Path) -> str:
-    sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(HASH_CHUNK):
+def _file_sha(path: Path, budget: int, deadline: float) -> tuple[str, int]:
+    """SHA-256 of the regular file ``path`` and its size, read within ``budget`` bytes.
+
+    The file is opened without blocking and checked with ``fstat`` first, so a
+    FIFO or a device (``/dev/zero``) is refused before a byte is read; a file
+    longer than ``budget`` (or growing past it while read) and a read still
+    going at ``deadline`` (``time.monotonic``) are refused too, never cut.
+    """
+    try:
+        fd = os.open(path, _HASH_OPEN_FLAGS)
+    except OSError as exc:
+        raise FormatError(f"cannot read {path} to digest it: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FormatError(
+                f"{path} is not a regular file; a candidate's build can only name regular files"
+            )
+        sha = hashlib.sha256()
+        size = 0
+        while size <= budget:
+            if time.monotonic() > deadline:
+                raise FormatError(
+                    f"digesting {path} took over {HASH_DEADLINE_S:g} s; "
+                    "copy the build to a local disk or make it smaller"
+                )
+            chunk = os.read(fd, min(HASH_CHUNK, budget + 1 - size))
+            if not chunk:
+                break
             sha.update(chunk)
-    return sha.hexdigest()
+            size += len(chunk)
+    except OSError as exc:
+        raise FormatError(f"cannot read {path} to digest it: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if size > budget:
+        raise FormatError(
+            f"{path} holds over {budget} bytes, past the {MAX_BUILD_BYTES}-byte build bound "
+            "(or it grew while read); make the build smaller"
+        )
+    return sha.hexdigest(), size
 
 
 def tree_digest(folder: Path) -> str:
-    """SHA-256 over the sorted relative paths and contents of every file under ``folder``."""
+    """SHA-256 over the sorted relative paths and contents of every file under ``folder``.
+
+    Bounded by :data:`MAX_BUILD_FILES`, :data:`MAX_BUILD_BYTES` (counted as
+    read, so a file growing while read cannot pass) and :data:`HASH_DEADLINE_S`.
+    """
+    deadline = time.monotonic() + HASH_DEADLINE_S
     entries: list[tuple[str, str]] = []
     total = 0
     for parent, dirs, files in os.walk(folder):
@@ -54,16 +108,30 @@ def tree_digest(folder: Path) -> str:
             path = Path(parent) / name
             if path.is_symlink() or not path.is_file():
                 continue
-            total += path.stat().st_size
-            if len(entries) >= MAX_BUILD_FILES or total > MAX_BUILD_BYTES:
-                raise FormatError(f"{folder} is over the build bound ({MAX_BUILD_FILES} files)")
-            entries.append((path.relative_to(folder).as_posix(), _file_sha(path)))
+            if len(entries) >= MAX_BUILD_FILES or path.stat().st_size > MAX_BUILD_BYTES - total:
+                raise FormatError(
+                    f"{folder} is over the build bound ({MAX_BUILD_FILES} files, "
+                    f"{MAX_BUILD_BYTES} bytes)"
+                )
+            sha, size = _file_sha(path, MAX_BUILD_BYTES - total, deadline)
+            total += size
+            entries.append((path.relative_to(folder).as_posix(), sha))
     return digest([list(e) for e in entries])
 
 
 def candidate_digest(command: tuple[str, ...], build_dir: Path | None = None) -> str:
-    """The build digest: the command, the files it names, and the build folder's tree."""
-    named = {arg: _file_sha(Path(arg)) for arg in command if os.path.isfile(arg)}
+    """The build digest: the command, the files it names, and the build folder's tree.
+
+    Each named regular file is hashed within :data:`MAX_BUILD_BYTES` and all of
+    them within :data:`HASH_DEADLINE_S`; anything else a command names (a FIFO,
+    a device) is an argument, not a file, and is never opened.
+    """
+    deadline = time.monotonic() + HASH_DEADLINE_S
+    named = {
+        arg: _file_sha(Path(arg), MAX_BUILD_BYTES, deadline)[0]
+        for arg in command
+        if os.path.isfile(arg)
+    }
     tree = tree_digest(build_dir) if build_dir is not None else None
     return digest({"command": list(command), "files": named, "tree": tree})
 
@@ -74,19 +142,22 @@ def command_candidate(
     build_dir: Path | None = None,
     hidden: tuple[Path, ...] = (),
     secret: tuple[Path, ...] = (),
+    runtime: Runtime = "native",
 ) -> CandidateSpec:
     """The candidate a user's command line starts: what it names is visible read-only.
 
     Every argument naming a file is bound at its real path (symlinks resolved),
     and the command starts that same path, unless the file as written already
-    shows through a visible folder (the interpreter's, ``build_dir``): then it
-    starts as written, made absolute, so a virtual environment's ``python`` link
-    keeps its environment. Either way the jail starts exactly what it shows;
-    a relative argument works whatever the jail's working directory.
+    shows through a visible folder (the runtime's, ``build_dir``): then it
+    starts as written, made absolute. Either way the jail starts exactly what it
+    shows; a relative argument works whatever the jail's working directory.
+    ``runtime`` says what else the jail shows (``_runtime``): a named file that
+    belongs to the grader's interpreter or libraries is covered in the jail
+    unless the runtime allows it.
     """
     workdir = build_dir.resolve() if build_dir is not None else None
-    folders = [*python_paths(), *([workdir] if workdir is not None else [])]
-    visible = list(folders)
+    folders = [*runtime_view(runtime).visible, *([workdir] if workdir is not None else [])]
+    visible = [workdir] if workdir is not None else []  # the runner adds the runtime's
     started: list[str] = []
     for arg in command:
         if not Path(arg).is_file():
@@ -103,6 +174,7 @@ def command_candidate(
         hidden=hidden,
         secret=secret,
         workdir=workdir,
+        runtime=runtime,
     )
 
 
@@ -129,6 +201,7 @@ def grade_candidate(
     on_case: Callable[[CaseObservation], None] | None = None,
     trust: CorpusTrust | None = None,
     variants: VariantPlan | None = None,
+    executor: Executor | None = None,
 ) -> GradingRun:
     """Run ``candidate`` on ``corpus`` in the jail and grade it against ``answers``.
 
@@ -136,9 +209,15 @@ def grade_candidate(
     record is trusted only with a ``trust`` saying a controller signed the corpus.
     With ``variants``, the candidate also runs the ROM variants the plan's
     secret seed picks, the reference runs them alongside, and a case passes
-    only when its variants match too (``_variants``).
+    only when its variants match too (``_variants``). With ``executor`` (a Ray
+    cluster's), each case group is one task on it, jailed on the node it lands on
+    (``_dispatch``), and ``jobs`` is the executor's business; the caller checks
+    first that every node can build the jail (``playproof.exec.check_grading_nodes``).
     """
     answers.check_against(corpus.manifest)
+    runner: Callable[..., RunOutcome] = (
+        run_corpus if executor is None else functools.partial(run_corpus_on, executor)
+    )
     chosen = limits or JailLimits()
     started = datetime.now(UTC)
     pins: tuple[VariantPin, ...] = ()
@@ -153,10 +232,11 @@ def grade_candidate(
             limits=chosen,
             isolation=isolation,
             on_case=on_case,
+            runner=runner,
         )
         outcome, result, pins = varied.outcome, varied.grade, varied.pins
     else:
-        outcome = run_corpus(
+        outcome = runner(
             corpus,
             candidate,
             jobs=jobs,

@@ -3,8 +3,10 @@
 The analysis lives in :mod:`playproof.verify`; this package builds games
 from picklable specs, spreads independent replays over cores or a Ray
 cluster (one :class:`concurrent.futures.Executor` interface, see
-:func:`open_executor`), verifies batches of records and stores calibration
-reports next to packaged contracts.
+:func:`open_executor`), verifies batches of records, stores calibration
+reports next to packaged contracts, and checks that every Ray node can build
+the corpus grading jail before a grading is spread over the cluster
+(:func:`check_grading_nodes`).
 """
 
 from playproof.exec._batch import BatchVerdict, record_files, verify_many
@@ -26,12 +28,14 @@ from playproof.exec._executors import (
     default_workers,
     open_executor,
 )
+from playproof.exec._grading import GRADING_NEEDS, check_grading_nodes, jail_problem
 from playproof.exec._pool import PoolReplayer, close_replayer, make_replayer
 from playproof.exec._spec import GameSpec, resolve_target
 
 __all__ = [
     "CALIBRATION_FILE",
     "EXECUTORS",
+    "GRADING_NEEDS",
     "MAX_CALIBRATION_BYTES",
     "BatchVerdict",
     "GameSpec",
@@ -41,8 +45,10 @@ __all__ = [
     "calibrate_target",
     "check_executor",
     "check_grading_executor",
+    "check_grading_nodes",
     "close_replayer",
     "default_workers",
+    "jail_problem",
     "make_replayer",
     "open_executor",
     "record_files",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
-from playproof.errors import NotSupportedError, RunError, TargetError
+from playproof.errors import RunError, TargetError
 
 __all__ = [
     "EXECUTORS",
@@ -103,13 +103,13 @@ def check_executor(kind: str, jobs: int | None = None, address: str | None = Non
 
 
 def check_grading_executor(kind: str, address: str | None = None) -> None:
-    """Refuse an executor corpus grading cannot use: Ray is not built for grading yet."""
-    if kind == "ray":
-        raise NotSupportedError(
-            "corpus grading on Ray is not built yet: cases run in the jail lanes of this "
-            "machine; use --executor local (every Ray node would also need bubblewrap, see "
-            "docs/scale.md)"
-        )
+    """Refuse an executor corpus grading cannot use (as :func:`check_executor` does).
+
+    Every executor can grade. On Ray each case group is one task, jailed on
+    its node; call :func:`playproof.exec.check_grading_nodes` once the
+    executor is open, so a node that cannot build the jail is named before
+    any case runs.
+    """
     check_executor(kind, None, address)
 
 

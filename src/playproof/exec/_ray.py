@@ -35,8 +35,11 @@ from playproof.errors import NotSupportedError, RunError
 __all__ = [
     "NODE_CHECK_TIMEOUT_S",
     "TASK_RETRIES",
+    "NodeProbe",
     "RayExecutor",
     "check_nodes",
+    "probe_nodes",
+    "require_on_every_node",
     "require_ray",
     "split_address",
 ]
@@ -239,10 +242,72 @@ class RayExecutor(Executor):
             self._ray.shutdown()
 
 
-def _node_check(check: Callable[[], bool]) -> tuple[str, bool]:
+NodeProbe = Callable[[], str | None]
+"""Run on one node: ``None`` when the node has what the job needs, else what it lacks."""
+
+
+def _node_probe(probe: NodeProbe) -> tuple[str, str | None]:
+    """One pinned task: this node's name (host, address, node id) and what ``probe`` says."""
     import socket
 
-    return socket.gethostname(), bool(check())
+    ray = import_module("ray")
+    node = ray.get_runtime_context().get_node_id()
+    where = f"{socket.gethostname()} {ray.util.get_node_ip_address()} (node {node[:12]})"
+    return where, probe()
+
+
+def probe_nodes(probe: NodeProbe, what: str) -> list[tuple[str, str | None]]:
+    """Run ``probe`` once on every alive node of the connected cluster; each node's answer.
+
+    Each node runs one task pinned to it (not a soft preference) and needing no
+    CPU, so a busy cluster still answers. Nodes are named by host, address and
+    node id (several nodes may share a host).
+    """
+    ray = require_ray()
+    if not ray.is_initialized():
+        raise RunError("no Ray cluster is connected; open a Ray executor first")
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    remote = ray.remote(num_cpus=0, max_retries=0)(_node_probe)
+    refs = [
+        remote.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+        ).remote(probe)
+        for node in ray.nodes()
+        if node.get("Alive")
+    ]
+    try:
+        answers: list[tuple[str, str | None]] = ray.get(refs, timeout=NODE_CHECK_TIMEOUT_S)
+    except ray.exceptions.GetTimeoutError as exc:
+        for ref in refs:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        raise RunError(
+            f"the per-node check for {what} did not finish within {NODE_CHECK_TIMEOUT_S:.0f} s"
+        ) from exc
+    return sorted(answers)
+
+
+def require_on_every_node(probe: NodeProbe, what: str) -> int:
+    """Refuse, naming every node that lacks ``what`` and why; else how many nodes have it."""
+    answers = probe_nodes(probe, what)
+    missing = [(where, problem) for where, problem in answers if problem is not None]
+    if missing:
+        named = "; ".join(f"{where}: {problem}" for where, problem in missing)
+        raise NotSupportedError(
+            f"{len(missing)} of {len(answers)} Ray nodes lack {what}: {named}; "
+            "install it there (see docs/scale.md) or leave those nodes out"
+        )
+    return len(answers)
+
+
+@dataclass(frozen=True)
+class _Yes:
+    check: Callable[[], bool]
+    what: str
+
+    def __call__(self) -> str | None:
+        return None if self.check() else f"no {self.what}"
 
 
 def check_nodes(check: Callable[[], bool], what: str) -> None:
@@ -251,28 +316,4 @@ def check_nodes(check: Callable[[], bool], what: str) -> None:
     Each node runs one task pinned to it (not a soft preference), so a node
     that lacks what the job needs is named before any work is handed out.
     """
-    ray = require_ray()
-    if not ray.is_initialized():
-        raise RunError("no Ray cluster is connected; open a Ray executor first")
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    remote = ray.remote(num_cpus=0, max_retries=0)(_node_check)
-    refs = [
-        remote.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-        ).remote(check)
-        for node in ray.nodes()
-        if node.get("Alive")
-    ]
-    try:
-        results: list[tuple[str, bool]] = ray.get(refs, timeout=NODE_CHECK_TIMEOUT_S)
-    except ray.exceptions.GetTimeoutError as exc:
-        raise RunError(
-            f"the per-node check for {what} did not finish within {NODE_CHECK_TIMEOUT_S:.0f} s"
-        ) from exc
-    missing = sorted(host for host, ok in results if not ok)
-    if missing:
-        raise NotSupportedError(
-            f"{len(missing)} of {len(results)} Ray nodes lack {what}: {', '.join(missing)}; "
-            "install it there (see docs/scale.md) or leave those nodes out"
-        )
+    require_on_every_node(_Yes(check, what), what)
