@@ -6,6 +6,7 @@ on CHIP-8 it is the interpreter of ``playproof.corpus.chip8``.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -30,15 +31,18 @@ def reference_candidate_spec(platform: str = "dmg") -> CandidateSpec:
     It is the one candidate that runs under the ``grader`` runtime.
     """
     script = Path(reference_candidate.__file__).resolve()
+    # Normalized, never resolved: ``../.venv/bin/python`` must name the same file
+    # inside the jail, and a virtual environment's link must stay a link.
+    python = os.path.abspath(sys.executable)
     if platform == "chip8":
         chip8_script = Path(chip8_candidate.__file__).resolve()
         return CandidateSpec(
-            command=(sys.executable, "-I", str(chip8_script)),
+            command=(python, "-I", str(chip8_script)),
             read_only=(*python_paths(), chip8_script.parent, script),
             runtime="grader",
         )
     return CandidateSpec(
-        command=(sys.executable, "-I", str(script)),
+        command=(python, "-I", str(script)),
         read_only=(*python_paths(), script),
         runtime="grader",
     )
