@@ -1,12 +1,12 @@
 """What ROM variants add to a grading: the reference graded with and without them.
 
 Run: ``.venv/bin/python benchmarks/bench_variants.py [corpus ...]`` (default:
-chip8, dmg-acid2 and mooneye). For each corpus it grades the reference
+chip8, dmg-acid2, mooneye and blargg). For each corpus it grades the reference
 candidate with no variants and with one variant per case (a fixed seed, so
 every round makes the same variants), alternating the two ``ROUNDS`` times,
 and prints every wall time and the median ratio of each back-to-back pair.
 The patch search (reference runs in the grader's process) is timed on its own.
-Mooneye runs 8 cases per process, as its docs recommend.
+Mooneye and Blargg run 8 cases per process, as their docs recommend.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from playproof.corpus._variants import VariantPlan, load_symbols, make_variants
 
 ROUNDS = 3
 SEED = bytes(range(32))
-REUSE = {"mooneye": 8}
+REUSE = {"mooneye": 8, "blargg": 8}
 
 
 def bench(name: str) -> None:
@@ -64,7 +64,7 @@ def bench(name: str) -> None:
 
 
 def main() -> None:
-    for name in sys.argv[1:] or ["chip8", "dmg-acid2", "mooneye"]:
+    for name in sys.argv[1:] or ["chip8", "dmg-acid2", "mooneye", "blargg"]:
         bench(name)
 
 

@@ -44,11 +44,14 @@ from playproof.corpus._variants import (
     VariantPin,
     VariantPlan,
     _assert_sites,
+    _check_sites,
     _mooneye_check,
     _mooneye_signal,
     _NoVariant,
+    _PointerTrace,
     combine,
     load_symbols,
+    make_variants,
     merged_corpus,
     parse_seed,
     variant_answer,
@@ -262,3 +265,90 @@ def test_an_ungraded_variant_leaves_the_case_as_the_original_graded_it() -> None
     alone = combine(base, variants[:1], {variants[0].variant_id: None}, {})
     assert alone.grade == base
     assert alone.pins == ()
+
+
+# -- Blargg CRC sites found without symbols ----------------------------------------------------
+
+
+def _crc_check(bc: int, de: int, target: int) -> bytes:
+    """``LD BC,bc; LD DE,de; CALL target``."""
+    return (
+        bytes([0x01])
+        + bc.to_bytes(2, "little")
+        + bytes([0x11])
+        + de.to_bytes(2, "little")
+        + bytes([0xCD])
+        + target.to_bytes(2, "little")
+    )
+
+
+def test_only_crc_checks_calling_into_work_ram_outside_the_header_are_sites() -> None:
+    header = bytes(0x120) + _crc_check(0x1234, 0x5678, 0xC1F9)  # inside the header
+    copy = _crc_check(0x0100, 0x9000, 0x2411)  # a routine in bank 0: a copy, not a check
+    check = _crc_check(0x9560, 0x7275, 0xC1F9)
+    rom = header + bytes(0x150 - len(header)) + copy + check
+    at = 0x150 + len(copy)
+    assert _check_sites(rom) == [((at + 1, at + 2, at + 4, at + 5), "6A9F8D8A")]
+
+
+def _walk(trace: _PointerTrace, ram: bytearray, at: int, values: list[int]) -> None:
+    """Feed the trace one frame per value of the RAM word at ``at`` (0xC000-based)."""
+    trace.add(bytes(ram))
+    for value in values:
+        ram[at - 0xC000 : at - 0xC000 + 2] = value.to_bytes(2, "little")
+        trace.add(bytes(ram))
+
+
+def _table_rom(table: bytes) -> tuple[bytes, bytearray]:
+    """A ROM whose bank copied to work RAM holds ``table`` at 0x4100 (0xC100 in RAM)."""
+    rom = bytearray(0x8000)
+    rom[0x4100 : 0x4100 + len(table)] = table
+    ram = bytearray(0x2000)
+    ram[0x100 : 0x100 + len(table)] = table
+    return bytes(rom), ram
+
+
+TABLE = random.Random(7).randbytes(40)
+
+
+def test_a_word_walking_a_table_in_steps_of_four_gives_its_entries() -> None:
+    rom, ram = _table_rom(TABLE)
+    trace = _PointerTrace()
+    _walk(trace, ram, 0xD81E, [0xC104, 0xC108, 0xC110, 0xC114])
+    entries = [offsets for offsets, proof in trace.table_sites(rom)]
+    # The last value may already point past the table: it is left out.
+    assert entries == [tuple(range(at, at + 4)) for at in (0x4104, 0x4108, 0x4110)]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0xC104, 0xC107, 0xC10B, 0xC10F],  # a step of three: not a table of CRCs
+        [0xC110, 0xC10C, 0xC108],  # walking down
+        [0xC104, 0xC108],  # too few steps to trust
+        [0x0800, 0x1000, 0x1800, 0x2000],  # not an address in work RAM
+        [0xDFF0, 0xDFF4, 0xDFF8, 0xDFFC],  # a table would run past work RAM
+    ],
+)
+def test_other_walks_give_no_table(values: list[int]) -> None:
+    rom, ram = _table_rom(TABLE)
+    trace = _PointerTrace()
+    _walk(trace, ram, 0xD81E, values)
+    assert trace.table_sites(rom) == []
+
+
+def test_a_table_whose_bytes_are_not_once_in_the_rom_gives_no_sites() -> None:
+    rom, ram = _table_rom(TABLE)
+    twice = rom[:0x6000] + TABLE + rom[0x6000 + len(TABLE) :]
+    for image in (twice, bytes(len(rom))):  # found twice, or not at all
+        trace = _PointerTrace()
+        _walk(trace, bytearray(ram), 0xD81E, [0xC104, 0xC108, 0xC10C, 0xC110])
+        assert trace.table_sites(image) == []
+
+
+def test_a_rom_the_reference_cannot_load_gets_no_crc_variant() -> None:
+    """The search runs PyBoy in the grader's process; a ROM it refuses (512 bytes, not whole
+    16 KiB banks) leaves the case without a variant instead of breaking the grading."""
+    corpus = _corpus("odd")
+    assert corpus.manifest.cases[0].mode == "until-result"
+    assert make_variants(corpus, VariantPlan(seed=bytes(32))) == []

@@ -353,13 +353,123 @@ def test_grading_without_a_seed_draws_a_secret_one_each_time(tmp_path: Path) -> 
     assert VARIANT_MARK not in _statement(first)  # results name the cases only
 
 
-def test_blargg_cases_get_no_variant_yet_and_grade_as_before(subset: Any, cheat: Any) -> None:
-    """No kind fits an ``until-result`` case (the expected-CRC tables are not located yet):
-    the grading is the plain one, no reference runs, and the record lists no variant."""
+def test_blargg_cases_without_crc_sites_get_no_variant_and_grade_as_before(
+    subset: Any, cheat: Any
+) -> None:
+    """Interrupt, timing and most sound tests compare with inline constants, not CRCs: no
+    kind fits them, so their grading is the plain one and the record lists no variant."""
     corpus = load_corpus(subset.manifest, subset.roms)
     plan = VariantPlan(seed=SEED, symbols=load_symbols(subset.roms, subset.manifest))
-    assert make_variants(corpus, plan) == []
-    plain = grade_candidate(corpus, subset.answers, cheat("always_passed"))
-    varied = grade_candidate(corpus, subset.answers, cheat("always_passed"), variants=plan)
+    assert [v.case_id for v in make_variants(corpus, plan)] == ["cpu_instrs/individual/01-special"]
+    without = tuple(
+        c.id for c in corpus.manifest.cases if c.id != "cpu_instrs/individual/01-special"
+    )
+    small, answers, _ = _subset("blargg", without)
+    assert make_variants(small, plan) == []
+    plain = grade_candidate(small, answers, cheat("always_passed"))
+    varied = grade_candidate(small, answers, cheat("always_passed"), variants=plan)
     assert varied.grade == plain.grade
     assert varied.record.variants == ()
+
+
+# -- Blargg: an expected CRC changed -----------------------------------------------------------
+
+CRC_CASES = (
+    "cpu_instrs/individual/01-special",  # the CRC check's arguments (serial)
+    "cpu_instrs/individual/04-op r,imm",  # an entry of the expected-CRC table (serial)
+    "dmg_sound/rom_singles/08-len ctr during power",  # the CRC check's arguments (status block)
+)
+VARIED_BLARGG = {
+    *CRC_CASES,
+    *(
+        f"cpu_instrs/individual/{name}"
+        for name in (
+            "03-op sp,hl",
+            "05-op rp",
+            "06-ld r,r",
+            "07-jr,jp,call,ret,rst",
+            "08-misc instrs",
+            "09-op r,r",
+            "10-bit ops",
+            "11-op a,(hl)",
+        )
+    ),
+    "cgb_sound/rom_singles/06-overflow on trigger",
+    "dmg_sound/rom_singles/06-overflow on trigger",
+    "dmg_sound/rom_singles/09-wave read while on",
+}
+"""The 14 of 43 Blargg cases with a CRC site the reference confirms."""
+
+
+def _text(answer: Any) -> str:
+    return str(answer.transcript if answer.criterion == "serial" else answer.text)
+
+
+def test_a_changed_expected_crc_makes_the_reference_print_failed() -> None:
+    corpus, answers, roms = _subset("blargg", CRC_CASES)
+    variants = make_variants(corpus, _plan(corpus, roms))
+    assert sorted(v.case_id for v in variants) == sorted(CRC_CASES)
+    assert {v.kind for v in variants} == {"blargg-crc"}
+    extra = variant_corpus(corpus, variants)
+    seen = run_corpus(extra, _reference(corpus, roms), cases_per_process=4).observations
+    by_id = {o.case_id: o for o in seen}
+    for variant in variants:
+        original = answers.answers[variant.case_id]
+        answer = variant_answer(original, by_id[variant.variant_id])
+        assert answer is not None, variant.variant_id
+        assert "Failed" in _text(answer)
+        assert "Passed" not in _text(answer)
+        assert _text(answer).split("\n")[0] == _text(original).split("\n")[0]  # same test
+
+
+def test_the_reference_passes_blargg_crc_variants() -> None:
+    corpus, answers, roms = _subset("blargg", CRC_CASES)
+    run = grade_candidate(
+        corpus, answers, _reference(corpus, roms), variants=_plan(corpus, roms), cases_per_process=4
+    )
+    assert run.grade.passed == 3
+    assert [pin.passed for pin in run.record.variants] == [True] * 3
+
+
+def test_the_name_and_passed_cheat_scores_zero_on_varied_blargg_cases() -> None:
+    corpus, answers, roms = _subset("blargg", CRC_CASES)
+    cheat = _cheat("name_passed")
+    plain = grade_candidate(corpus, answers, cheat, cases_per_process=4)
+    # The sound test prints numbers before "Passed", which its name does not give away.
+    assert plain.grade.passing == set(CRC_CASES[:2])
+    varied = grade_candidate(
+        corpus, answers, cheat, cases_per_process=4, variants=_plan(corpus, roms)
+    )
+    assert varied.grade.passed == 0
+    assert "blargg-crc variant" in varied.grade.results[0].reason
+
+
+def test_a_result_cache_keyed_on_the_rom_digest_scores_zero_on_varied_blargg_cases(
+    tmp_path: Path,
+) -> None:
+    corpus, answers, roms = _subset("blargg", CRC_CASES)
+    for case in corpus.manifest.cases:
+        answer = answers.answers[case.id]
+        text = _text(answer).encode("latin-1")
+        status = getattr(answer, "status", 0)
+        (tmp_path / f"{case.sha256}.serial").write_bytes(text)
+        (tmp_path / f"{case.sha256}.mem").write_bytes(bytes([status, 0xDE, 0xB0, 0x61]) + text)
+        (tmp_path / f"rom-{case.sha256}").write_bytes(corpus.roms[case.id])
+    _share(tmp_path)
+    cheat = _cheat("result_cache", tmp_path, RESULT_CACHE=str(tmp_path))
+    assert grade_candidate(corpus, answers, cheat, cases_per_process=4).grade.passed == 3
+    varied = grade_candidate(
+        corpus, answers, cheat, cases_per_process=4, variants=_plan(corpus, roms)
+    )
+    assert varied.grade.passed == 0
+    assert [pin.passed for pin in varied.record.variants] == [False] * 3
+
+
+@pytest.mark.slow
+def test_fourteen_of_the_43_blargg_cases_get_a_crc_variant() -> None:
+    corpus, _, roms = _whole("blargg")
+    variants = make_variants(corpus, _plan(corpus, roms))
+    assert {v.case_id for v in variants} == VARIED_BLARGG
+    for variant in variants:
+        assert len(variant.patches) == 1
+        assert variant.patches[0][0] not in HEADER

@@ -16,7 +16,14 @@ secret seed, also sends the candidate altered copies of some cases' ROMs:
 - ``mooneye-check``: a value the test checks a register against (an
   ``LD A,n`` stored into ``hram.regs_assert``, located with the corpus's
   ``.sym`` file) changes, and the success signal too, so the test must now
-  fail (B..L all 0x42 on the reference).
+  fail (B..L all 0x42 on the reference);
+- ``blargg-crc``: one byte of a CRC a Blargg test expects changes, so the test
+  must now print "Failed" (with what it computed, or which instructions
+  failed). The expected CRCs are found without symbols: the arguments of the
+  shell's CRC check (``LD BC,nn; LD DE,nn; CALL nn``) and the entries of an
+  expected-CRC table, located by tracing the reference (a RAM word that walks
+  the table, in steps of four bytes, as the tests run). A patch is kept only
+  when the reference, run in the grader's process, now reports "Failed".
 
 The expected answer of every variant is what the platform's reference
 candidate reports on it, run by the grader in its own jail; nothing about a
@@ -26,17 +33,17 @@ and all its variants match. Patches never touch the cartridge header
 are left as they are. The seed never leaves the grader; the grade record
 carries each variant's ROM digest and the SHA-256 of the seed.
 
-Blargg's cases (``until-result``) get no variant yet: the kind that fits them,
-an entry of a test's expected-CRC table changed so the ROM must print
-"Failed", needs the table's place in each ROM, and those ROMs ship without
-symbols.
+Blargg cases with neither kind of CRC site (interrupt, timing and most sound
+tests, which compare with inline constants) get no variant.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import hmac
+import itertools
 import random
 import re
 import secrets
@@ -67,7 +74,9 @@ from playproof.corpus._manifest import (
     corpus_file,
 )
 from playproof.corpus._runner import (
+    BLARGG_RUNNING,
     BLARGG_SIGNATURE,
+    RESULT_BLOCK_BYTES,
     CandidateSpec,
     CaseObservation,
     RunOutcome,
@@ -106,7 +115,7 @@ HEADER = range(0x100, 0x150)
 VARIANT_MARK = "~variant-"
 """Joins a case id and a variant number in the grader's own bookkeeping (never sent)."""
 
-VariantKind = Literal["chip8-sprite", "dmg-tile", "mooneye-signal", "mooneye-check"]
+VariantKind = Literal["chip8-sprite", "dmg-tile", "mooneye-signal", "mooneye-check", "blargg-crc"]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Patches = tuple[tuple[int, int], ...]
 """(file offset, new byte) pairs."""
@@ -116,6 +125,17 @@ MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
 MOONEYE_FAIL = 0x42
 REGS_ASSERT = re.compile(r"^[0-9a-f]{2}:ff([0-9a-f]{2}) hram\.regs_assert\.reg_[a-z]$", re.M)
 LD_A_N, LDH_N_A = 0x3E, 0xE0
+CRC_CHECK = re.compile(rb"\x01..\x11..\xcd", re.S)
+"""``LD BC,nn; LD DE,nn; CALL nn``: how Blargg's shell passes an expected CRC to its check."""
+WORK_RAM = range(0xC000, 0xE000)
+"""Where Blargg's tests run their code and walk their tables (a copy of ROM bank data)."""
+CRC_BYTES = 4
+MIN_TABLE_STEPS = 3
+"""A table pointer is seen at least this many times before its table is trusted."""
+SITE_CACHE_ROMS = 64
+"""ROMs whose CRC sites a grading process remembers (the search runs the reference)."""
+MAX_POINTER_VALUES = 4096
+"""Values kept per traced RAM word (a bound on the trace's memory)."""
 
 
 class VariantPin(BaseModel):
@@ -341,6 +361,160 @@ def _mooneye_check(rom: bytes, symbols: str | None, rng: random.Random) -> tuple
     return checked, (*signal, *check)
 
 
+# -- Blargg: an expected CRC ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Polling:
+    """How the runner polls an ``until-result`` case."""
+
+    budget: int
+    every: int
+    markers: tuple[str, ...]
+    address: int | None
+
+    @classmethod
+    def of(cls, case: CorpusCase) -> _Polling:
+        return cls(
+            case.budget_frames, case.poll_frames, tuple(case.stop_markers), case.result_address
+        )
+
+
+def _blargg_result(rom: bytes, case: _Polling, trace: _PointerTrace | None = None) -> str:
+    """The reference's result on ``rom``, polled as the runner polls it (serial text, status
+    and status text); with ``trace``, work RAM after every frame goes to it."""
+    from playproof.corpus import reference_candidate
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
+        machine = reference_candidate.Machine(rom)
+    try:
+        memory = machine.pyboy.memory
+        frames, settling, block = 0, False, b""
+        while frames < case.budget:
+            step = min(case.every, case.budget - frames)
+            if trace is None:
+                machine.run_frames(step, draw=False)
+            else:
+                for _ in range(step):
+                    machine.run_frames(1, draw=False)
+                    trace.add(bytes(memory[WORK_RAM.start : WORK_RAM.stop]))
+            frames += step
+            if case.address is not None:
+                start = case.address
+                block = bytes(memory[start : start + RESULT_BLOCK_BYTES])
+            if settling:
+                break
+            text = machine.serial.decode("latin-1")
+            settling = any(marker in text for marker in case.markers) or (
+                block[1:4] == BLARGG_SIGNATURE and block[0] != BLARGG_RUNNING
+            )
+        status = f"{block[0]:#04x} {status_text(block)}" if block[1:4] == BLARGG_SIGNATURE else ""
+        return f"{machine.serial.decode('latin-1')}\0{status}"
+    finally:
+        machine.pyboy.stop(save=False)
+
+
+def _failed(result: str) -> bool:
+    serial, _, status = result.partition("\0")
+    return "Failed" in serial or (bool(status) and not status.startswith("0x00 "))
+
+
+Site = tuple[tuple[int, ...], str]
+"""The four bytes of an expected CRC, and text the reference must then print ("" for none)."""
+
+
+class _PointerTrace:
+    """Work RAM after every frame, reduced as it comes: the values each RAM word took."""
+
+    def __init__(self) -> None:
+        self.history: dict[int, list[int]] = {}
+        self.previous: object = None
+        self.last = b""
+
+    def add(self, snapshot: bytes) -> None:
+        import numpy as np
+
+        ram = np.frombuffer(snapshot, dtype=np.uint8).astype(np.int64)
+        words = ram[:-1] | (ram[1:] << 8)
+        if isinstance(self.previous, np.ndarray):
+            for index in np.nonzero(words != self.previous)[0].tolist():
+                values = self.history.setdefault(int(index), [])
+                if len(values) < MAX_POINTER_VALUES:
+                    values.append(int(words[index]))
+        self.previous, self.last = words, snapshot
+
+    def table_sites(self, rom: bytes) -> list[Site]:
+        """Entries of an expected-CRC table: where a RAM word walking upwards in steps of
+        four pointed, mapped back to the ROM through the copy of the table in work RAM."""
+        sites: set[Site] = set()
+        for values in self.history.values():
+            steps = [b - a for a, b in itertools.pairwise(values)]
+            if len(values) < MIN_TABLE_STEPS or any(s <= 0 or s % CRC_BYTES for s in steps):
+                continue
+            if values[0] not in WORK_RAM or values[-1] + CRC_BYTES > WORK_RAM.stop:
+                continue
+            # The table's bytes in RAM, found once in the ROM; the last value may be past it.
+            span = self.last[values[0] - WORK_RAM.start : values[-1] - WORK_RAM.start]
+            base = rom.find(span, HEADER.stop)
+            if len(span) < CRC_BYTES or base < 0 or rom.find(span, base + 1) >= 0:
+                continue
+            for value in values[:-1]:
+                at = base + value - values[0]
+                sites.add((tuple(range(at, at + CRC_BYTES)), ""))
+        return sorted(sites)
+
+
+def _check_sites(rom: bytes) -> list[Site]:
+    """The immediates of each ``LD BC,nn; LD DE,nn; CALL nn``.
+
+    Where it is the shell's CRC check, BC and DE hold the complement of the
+    expected CRC, and a test whose check fails prints the CRC it computed: with
+    one of these bytes changed, that is the original expected value, which the
+    reference must then print (so a copy routine's arguments never qualify).
+    The shell's routines run from work RAM, so other calls are not candidates.
+    """
+    sites: list[Site] = []
+    for match in CRC_CHECK.finditer(rom, HEADER.stop):
+        at = match.start()
+        if int.from_bytes(rom[at + 7 : at + 9], "little") not in WORK_RAM:
+            continue  # the shell's routines run from work RAM; this call is something else
+        bc = int.from_bytes(rom[at + 1 : at + 3], "little") ^ 0xFFFF
+        de = int.from_bytes(rom[at + 4 : at + 6], "little") ^ 0xFFFF
+        sites.append(((at + 1, at + 2, at + 4, at + 5), f"{bc:04X}{de:04X}"))
+    return sites
+
+
+@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
+def _crc_sites(rom: bytes, case: _Polling) -> tuple[str, tuple[Site, ...]]:
+    """The reference's result on the original ROM and its candidate CRC sites (none when the
+    reference fails it). Kept per process: the search depends only on these arguments."""
+    trace = _PointerTrace()
+    try:
+        original = _blargg_result(rom, case, trace)
+    except Exception:  # PyBoy refuses or breaks on this ROM: the reference has no result
+        return "", ()
+    if _failed(original):
+        return original, ()  # nothing to turn into a failure
+    return original, tuple(sorted({*_check_sites(rom), *trace.table_sites(rom)}))
+
+
+def _blargg_crc(case: CorpusCase, rom: bytes, rng: random.Random) -> tuple[bytes, Patches]:
+    polling = _Polling.of(case)
+    original, sites = _crc_sites(rom, polling)
+    choices = list(sites)
+    rng.shuffle(choices)
+    for offsets, proof in choices[:MAX_ATTEMPTS]:  # each site once, in the seed's order
+        altered, patch = _flip(rom, rng.choice(offsets), rng)
+        try:
+            result = _blargg_result(altered, polling)
+        except Exception:  # the patched ROM breaks the reference: try the next site
+            continue
+        if result != original and _failed(result) and proof in result:
+            return altered, patch
+    raise _NoVariant
+
+
 class _NoVariant(Exception):
     """No patch of this kind fits this ROM."""
 
@@ -352,7 +526,9 @@ def _kinds(platform: str, case: CorpusCase, symbols: str | None) -> list[Variant
         return ["dmg-tile"]
     if case.mode == "until-breakpoint":
         return ["mooneye-signal", "mooneye-check"] if symbols else ["mooneye-signal"]
-    return []  # until-result (Blargg): not varied yet (see docs/corpus.md)
+    if case.mode == "until-result":
+        return ["blargg-crc"]
+    return []
 
 
 def _one(
@@ -364,6 +540,8 @@ def _one(
         return _dmg_tile(case, rom, rng)
     if kind == "mooneye-signal":
         return _mooneye_signal(rom, rng)
+    if kind == "blargg-crc":
+        return _blargg_crc(case, rom, rng)
     return _mooneye_check(rom, symbols, rng)
 
 
@@ -374,7 +552,7 @@ def make_variants(corpus: Corpus, plan: VariantPlan) -> list[Variant]:
     orders the kinds that fit the case and variant *n* takes the *n*-th (so
     ``per_case=2`` gives a Mooneye case with ``.sym`` assertions one of each).
     The same seed gives the same variants (the search runs the reference
-    deterministically). A case no kind fits (Blargg's) gets none.
+    deterministically). A case no kind fits (a Blargg test without CRC sites) gets none.
     """
     made: list[Variant] = []
     platform = corpus.manifest.platform
@@ -548,7 +726,7 @@ def run_with_variants(
         if on_case is not None and VARIANT_MARK not in seen.case_id:
             on_case(seen)
 
-    if not made:  # no kind fits these cases (Blargg): nothing for the reference to run
+    if not made:  # no kind fits these cases: nothing for the reference to run
         outcome = runner(
             corpus,
             candidate,
