@@ -10,7 +10,10 @@ tests do; it is skipped when they are not installed). Measured per database:
   so the upload path alone is timed). Target: at least 200 records/s.
 - ``proof GET``: 10,000 verified, logged runs stored, then 8 concurrent
   clients fetching random proof documents; p50 and p95 latency in ms.
-  Target: p95 at most 10 ms.
+  Target: p95 at most 10 ms. Each document is fetched about once, so this
+  is the cold figure (built from the database); the same requests are then
+  sent again and timed apart ("asked again": served from the server's cache
+  of finished runs' documents, with the inclusion proof attached per request).
 - ``replay``: wall time for the server to verify a batch of uploaded records
   with one replay worker, against ``playproof.verify_signed`` of the same
   records run directly in this process, one after another (the baseline);
@@ -286,13 +289,19 @@ def _measure(name: str, url: str, signer: SigningKey, small: list[bytes], big: l
                 ids = [r for (r,) in session.query(Run.id).filter(Run.status == "verified")]
             engine.dispose()
             times = sorted(_latencies(base, ids))
+            # The same clients ask for the same documents again: every one is
+            # now in the server's cache of finished runs' documents.
+            again = sorted(_latencies(base, ids))
         p50 = statistics.median(times)
         p95 = times[int(len(times) * 0.95) - 1]
+        p50_again = statistics.median(again)
+        p95_again = again[int(len(again) * 0.95) - 1]
         ratio = _replay(url, folder, token, big[1:], big[:1], signer)
         print(
             f"{name:10s} ingest {rate:7.1f} records/s (target >= {INGEST_TARGET:.0f})  "
             f"proof GET over {len(ids)} runs, {CLIENTS} clients: p50 {p50:.2f} ms, "
-            f"p95 {p95:.2f} ms (target <= {P95_TARGET_MS:.0f})  "
+            f"p95 {p95:.2f} ms (target <= {P95_TARGET_MS:.0f}); "
+            f"asked again: p50 {p50_again:.2f} ms, p95 {p95_again:.2f} ms  "
             f"replay {ratio:.2f}x of verify_signed direct (target >= {REPLAY_TARGET})",
             flush=True,
         )

@@ -88,3 +88,65 @@ def test_any_configuration_validates_to_something_storable_or_is_refused(
     except ValidationError:
         return
     canonical_json(request.configuration)  # what the service stores: never raises here
+
+
+CLOSE_BOUND_S = 30.0
+"""How long closing the replay queue may take before the test calls it stuck (a bound)."""
+
+
+class _QueuedExecutor:
+    """An executor whose jobs stay queued: never started, so closing can cancel them."""
+
+    def __init__(self) -> None:
+        self.futures: list[Any] = []
+
+    def submit(self, *_args: Any, **_kwargs: Any) -> Any:
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        self.futures.append(future)
+        return future
+
+
+def test_closing_the_replay_queue_with_a_queued_replay_returns(tmp_path: Any) -> None:
+    """Cancelling a queued replay runs its callback at once; close must not hold the lock then."""
+    import threading
+
+    from playproof.service.db import make_engine, session_factory, upgrade
+    from playproof.service.owners.services import add_owner
+    from playproof.service.runs.models import Run
+    from playproof.service.runs.tasks import ReplayQueue
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'service.db'}")
+    upgrade(engine)
+    sessions = session_factory(engine)
+    with sessions() as session:
+        owner = add_owner(session, "o", None)
+        session.flush()
+        session.add(
+            Run(
+                id="a" * 32,
+                owner_id=owner.id,
+                envelope_sha256="b" * 64,
+                envelope=b"{}",
+                record_digest="c" * 64,
+                key_id="k",
+                decision_count=0,
+                status="pending",
+                trust_label="benchmarked_canonical_template",
+                attempts=0,
+            )
+        )
+        session.commit()
+    executor = _QueuedExecutor()
+    queue = ReplayQueue(sessions, executor)  # type: ignore[arg-type]
+    queue.submit("a" * 32)
+    assert len(executor.futures) == 1
+    closing = threading.Thread(target=queue.close, daemon=True)
+    closing.start()
+    closing.join(CLOSE_BOUND_S)
+    stuck = closing.is_alive()
+    engine.dispose()
+    assert not stuck, "ReplayQueue.close deadlocked on a queued replay's callback"
+    assert executor.futures[0].cancelled()
+    assert queue.in_flight() == 0

@@ -183,7 +183,7 @@ def test_an_oversized_events_file_is_refused_not_read(tmp_path: Path) -> None:
     assert cached_events(tmp_path, digest) is None
 
 
-@pytest.mark.parametrize("sort", ["agent", "rank; drop table runs", "RANK", ""])
+@pytest.mark.parametrize("sort", ["agents", "agent; drop table runs", "RANK", ""])
 def test_an_unknown_board_order_is_refused(sessions, sort: str) -> None:  # type: ignore[no-untyped-def]
     from playproof.service.leaderboards.services import leaderboard
     from playproof.service.problems import Problem

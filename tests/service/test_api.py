@@ -54,6 +54,7 @@ def test_a_signed_2048_record_is_verified_and_its_proof_is_right(
             "cost_usd": last.cost_usd,
             "latency_ms": last.latency_ms,
         },
+        "artifacts": [],
     }
     assert [g["group"] for g in proof["cats"]] == [g.name for g in GROUPS]
     assert all(g["result"] == "pass" for g in proof["cats"]), proof["cats"]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 import playproof
 from playproof.core.record import RunRecord
@@ -254,3 +254,88 @@ def test_a_challenge_added_by_an_admin_over_http(service: Service) -> None:
     board = service.client.get(document["leaderboard_url"]).json()
     assert board["challenge_id"] == document["id"]
     assert board["rows"] == []
+
+
+AGENTS = [
+    "openai:gpt-b",
+    "baseline:Zed",
+    "baseline:zed",
+    "scripted:é",
+    "baseline:a",
+    "openai:gpt-b",
+]
+"""Agents whose order by code point differs from a locale's (capitals, an accent, a repeat)."""
+
+
+def test_sort_by_agent_orders_the_whole_board_by_code_point_on_every_database(
+    board: Service,
+) -> None:
+    if board.database_url.startswith("postgresql"):
+        # A column in a locale's collation ("a" before "Z", "é" beside "e"), as a server
+        # initialised in a non-C locale would give it: the board must still go by code point.
+        with board.sessions() as session:
+            session.execute(
+                text('ALTER TABLE runs ALTER COLUMN agent TYPE varchar(769) COLLATE "und-x-icu"')
+            )
+            session.commit()
+    made = {
+        _run(board, agent=agent, earned=i, earnable=10, decision_count=10 + i): agent
+        for i, agent in enumerate(AGENTS)
+    }
+    unnamed = _run(board, agent=None, earned=10, earnable=10)  # the best ranked, yet last
+    paged: list[str] = []
+    for offset in range(0, len(made) + 1, 2):
+        with board.sessions() as session:
+            page = leaderboard(session, TARGET, limit=2, offset=offset, sort="agent")
+        assert page.total == len(made) + 1
+        paged += [r.run_id for r in page.rows]
+    assert paged[-1] == unnamed
+    with board.sessions() as session:
+        rows = {r.run_id: r for r in leaderboard(session, TARGET, limit=MAX_PAGE).rows}
+    # By code point, then (a tie on the agent) the ranking: the better score first.
+    expected = sorted(made, key=lambda run_id: (made[run_id], rows[run_id].rank))
+    assert paged[:-1] == expected
+    assert [rows[run_id].agent for run_id in paged] == [*sorted(AGENTS), None]
+    assert rows[unnamed].rank == 1  # the rank column stays the ranking
+
+
+def test_the_api_board_takes_a_sort_and_names_each_agent(board: Service) -> None:
+    first = _run(board, agent="scripted:b", earned=2, earnable=2)
+    second = _run(board, agent="baseline:c", earned=1, earnable=2)
+    answer = board.client.get("/api/v1/leaderboards/native/2048", params={"sort": "agent"})
+    assert answer.status_code == 200, answer.text
+    rows = answer.json()["rows"]
+    assert [(r["run_id"], r["agent"], r["rank"]) for r in rows] == [
+        (second, "baseline:c", 2),
+        (first, "scripted:b", 1),
+    ]
+    ranked = board.client.get("/api/v1/leaderboards/native/2048").json()["rows"]
+    assert [r["run_id"] for r in ranked] == [first, second]
+    refused = board.client.get("/api/v1/leaderboards/native/2048", params={"sort": "agent;x"})
+    assert refused.status_code == 422
+
+
+def test_the_api_challenge_board_takes_a_sort(board: Service) -> None:
+    now = datetime.now(UTC)
+    with board.sessions() as session:
+        challenge = add_challenge(
+            session, TARGET, [0], 1.0, now - timedelta(hours=1), now + timedelta(hours=1)
+        )
+    better = _run(board, agent="zz:top", budget_usd=1.0, earned=2, earnable=2)
+    worse = _run(board, agent="aa:low", budget_usd=1.0, earned=1, earnable=2)
+    path = f"/api/v1/challenges/{challenge.id}/leaderboard"
+    by_agent = board.client.get(path, params={"sort": "agent"}).json()["rows"]
+    assert [r["run_id"] for r in by_agent] == [worse, better]
+    assert [r["run_id"] for r in board.client.get(path).json()["rows"]] == [better, worse]
+
+
+def test_ingest_stores_the_agent_the_record_names(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    answer = service.upload(playproof.sign_record(record_2048, signer).to_bytes(), token)
+    assert answer.status_code == 202, answer.text
+    with service.sessions() as session:
+        stored = session.get(Run, answer.json()["id"])
+        assert stored is not None
+        assert stored.agent == f"{record_2048.actor.kind}:{record_2048.actor.id}"

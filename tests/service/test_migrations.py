@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import inspect, text
 
 import playproof
 from playproof.core.record import RunRecord
+from playproof.service.artifacts import models as _artifacts  # noqa: F401
 from playproof.service.db import (
     Base,
     current_revision,
@@ -94,5 +96,143 @@ def test_runs_stored_before_trust_labels_get_one_and_none_is_published_by_mistak
         }
         downgrade(engine, "0002")
         upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def _insert_old_runs(engine: Any, bodies: dict[str, tuple[bytes, str, str | None]]) -> None:
+    """Runs as a server before migration 0003 stored them: no board columns."""
+    with engine.begin() as connection:
+        connection.execute(
+            text("INSERT INTO owners (id, name, created_at) VALUES (1, 'o', :t)"),
+            {"t": datetime.now(UTC)},
+        )
+        for run_id, (body, status, report) in bodies.items():
+            connection.execute(
+                text(
+                    "INSERT INTO runs (id, owner_id, envelope_sha256, envelope, record_digest,"
+                    " key_id, decision_count, status, report, created_at) VALUES (:id, 1, :sha,"
+                    " :env, 'd', 'k', 1, :status, :report, :t)"
+                ),
+                {
+                    "id": run_id,
+                    "sha": run_id * 2,
+                    "env": body,
+                    "status": status,
+                    "report": report,
+                    "t": datetime.now(UTC),
+                },
+            )
+
+
+BOARD_COLUMNS = (
+    "target_name",
+    "seed",
+    "budget_usd",
+    "cost_usd",
+    "earned",
+    "earnable",
+    "score_ratio",
+)
+
+
+def test_runs_stored_before_0003_get_their_board_columns_filled(
+    database_url: str, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    body = playproof.sign_record(record_2048, signer).to_bytes()
+    report = playproof.verify_signed(body, [signer.verifying_key])
+    assert report.clean
+    assert report.score is not None
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "0002")
+        _insert_old_runs(
+            engine,
+            {
+                "a" * 32: (body, "verified", report.model_dump_json()),
+                "b" * 32: (body, "pending", None),
+                "c" * 32: (b"not an envelope", "rejected", None),
+            },
+        )
+        upgrade(engine)
+        columns = ", ".join(BOARD_COLUMNS)
+        with engine.connect() as connection:
+            rows = {
+                row[0]: dict(zip(BOARD_COLUMNS, row[1:], strict=True))
+                for row in connection.execute(text(f"SELECT id, {columns} FROM runs")).all()
+            }
+        score = report.score
+        assert rows["a" * 32] == {
+            "target_name": "native/2048",
+            "seed": record_2048.seed,
+            "budget_usd": record_2048.limits.budget_usd,
+            "cost_usd": (
+                record_2048.accounting.spent_usd
+                if record_2048.accounting.unmeasured_decisions == 0
+                else None
+            ),
+            "earned": score.earned,
+            "earnable": score.earnable,
+            "score_ratio": score.earned / score.earnable,
+        }
+        assert rows["b" * 32]["target_name"] == "native/2048"
+        assert rows["b" * 32]["earned"] is None  # not verified: no score
+        assert set(rows["c" * 32].values()) == {None}  # unreadable: left alone
+        downgrade(engine, "0003")
+        upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def test_the_artifact_tables_go_up_and_down_with_data(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine)
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO artifacts (digest, size, media_type, content, created_at)"
+                    " VALUES (:d, 2, 'application/json', :c, :t)"
+                ),
+                {"d": "e" * 64, "c": b"[]", "t": datetime.now(UTC)},
+            )
+        assert {"artifacts", "run_artifacts"} <= set(inspect(engine).get_table_names())
+        downgrade(engine, "0003")
+        assert not {"artifacts", "run_artifacts"} & set(inspect(engine).get_table_names())
+        upgrade(engine)
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+
+
+def test_runs_stored_before_0005_get_their_agent_and_lose_the_column_going_down(
+    database_url: str, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    body = playproof.sign_record(record_2048, signer).to_bytes()
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "0004")
+        _insert_old_runs(
+            engine,
+            {"a" * 32: (body, "verified", None), "c" * 32: (b"not an envelope", "rejected", None)},
+        )
+        upgrade(engine)
+        with engine.connect() as connection:
+            agents: dict[str, str | None] = dict(
+                connection.execute(text("SELECT id, agent FROM runs")).all()
+            )
+        expected = f"{record_2048.actor.kind}:{record_2048.actor.id}"
+        assert agents == {"a" * 32: expected, "c" * 32: None}  # unreadable: left NULL
+        downgrade(engine, "0004")
+        assert "agent" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+        with engine.connect() as connection:
+            kept = connection.execute(text("SELECT count(*) FROM runs")).scalar_one()
+        assert kept == 2  # going down keeps the runs
+        upgrade(engine)
+        with engine.connect() as connection:
+            again: dict[str, str | None] = dict(
+                connection.execute(text("SELECT id, agent FROM runs")).all()
+            )
+        assert again == agents
     finally:
         engine.dispose()

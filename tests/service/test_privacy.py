@@ -22,6 +22,7 @@ PRIVATE_FIELDS = (
     "policy_envelope",
     "envelope",
     "owner",
+    "content",
 )
 
 
@@ -40,6 +41,8 @@ def _read_routes(
         f"/api/v1/grades/{grade_id}",
         f"/api/v1/verifier/grades/{grade_id}",
         f"/api/v1/deployments/{deployment_id}",
+        f"/api/v1/deployments/{deployment_id}/runs",
+        f"/api/v1/deployments/{deployment_id}/runs?limit=1&offset=1",
         "/api/v1/targets",
         "/api/v1/leaderboards/native/2048",
         "/api/v1/leaderboards/native/2048?limit=1&offset=0",
@@ -138,6 +141,8 @@ def _snapshot(service: Service) -> dict[str, Any]:
         "alembic_version",
         "targets",
         "deployments",
+        "artifacts",
+        "run_artifacts",
         "challenges",
         "grades",
         "log_leaves",

@@ -43,6 +43,7 @@ def test_no_500_and_no_schema_violation(api_schema: Any) -> None:
     assert {
         "/api/v1/deployments",
         "/api/v1/deployments/{deployment_id}",
+        "/api/v1/deployments/{deployment_id}/runs",
         "/api/v1/leaderboards/{platform}/{name}",
         "/api/v1/challenges",
         "/api/v1/challenges/{challenge_id}/leaderboard",

@@ -8,7 +8,9 @@ Playwright (launched by ``executable_path``: no browser is downloaded).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import json
 import os
 import shutil
 import socket
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,7 +32,9 @@ pytest.importorskip("fastapi", reason="the web pages need the server extra")
 pytest.importorskip("jinja2", reason="the web pages need the server extra")
 
 import playproof
+from playproof.cli._desktop import upload_body
 from playproof.core.contract import Contract
+from playproof.core.game import VerificationMode
 from playproof.core.record import ClaimedMilestone, RunRecord
 from playproof.corpus import (
     CandidatePin,
@@ -85,14 +90,32 @@ class Server:
         """An HTTP client for the API."""
         return httpx.Client(base_url=self.url, timeout=30.0)
 
-    def upload(self, name: str, record: RunRecord, key: SigningKey, owner: str) -> str:
-        """Sign ``record`` with ``key``, upload it as ``owner``, wait for the verdict."""
-        body = playproof.sign_record(record, key).to_bytes()
+    def upload(
+        self,
+        name: str,
+        record: RunRecord,
+        key: SigningKey,
+        owner: str,
+        *,
+        transcript: bytes | None = None,
+        contract: Contract | None = None,
+    ) -> str:
+        """Sign ``record`` with ``key``, upload it as ``owner``, wait for the verdict.
+
+        With a ``transcript`` (and the ad-hoc target's ``contract``), the upload is a run
+        upload carrying them, as ``playproof submit`` sends a trusted-recorder run.
+        """
+        body, media_type = upload_body(
+            playproof.sign_record(record, key).to_bytes(), transcript, contract
+        )
         with self.client() as client:
             answer = client.post(
                 "/api/v1/runs",
                 content=body,
-                headers={"Authorization": f"Bearer {self.tokens[owner]}"},
+                headers={
+                    "Authorization": f"Bearer {self.tokens[owner]}",
+                    "Content-Type": media_type,
+                },
             )
             assert answer.status_code in (200, 202), answer.text
             run_id = str(answer.json()["id"])
@@ -251,6 +274,81 @@ def _grades() -> dict[str, GradeRecord]:
     return made
 
 
+MODE_WORDS = ["north", "take", "north", "take", "quit"]
+"""The cave game played to its end: a trusted-recorder run."""
+
+
+def _trusted_recorder(folder: Path, key: SigningKey) -> tuple[RunRecord, bytes, Contract]:
+    """A trusted-recorder run of the cave game, its transcript sealed by ``key``."""
+    import desktop_specs
+
+    from playproof.adapters.desktop import TranscriptSealer
+    from playproof.drivers import ScriptedDriver
+
+    spec, contract = desktop_specs.cave(folder / "cave")
+    sealer = TranscriptSealer(key, folder / "run.transcript.json")
+    record = playproof.run(
+        f"desktop:{spec}",
+        ScriptedDriver(MODE_WORDS),
+        contract=contract,
+        mode=VerificationMode.TRUSTED_RECORDER,
+        recorder=sealer,
+        max_turns=len(MODE_WORDS),
+    )
+    assert sealer.sealed is not None
+    return record, sealer.sealed, contract
+
+
+def _platform_attested() -> RunRecord:
+    """A platform-attested run: a toy game whose play unlocks a (fake) Steam achievement.
+
+    Played in a thread of its own: a browser fixture may hold this thread's event loop.
+    """
+    from receipts_fakes import STEAM_APP, STEAM_USER, fake_provider
+    from toygame import ToyGame
+
+    from playproof.adapters.receipts import Credentials, arun_receipts, read_receipts_spec
+    from playproof.drivers import ScriptedDriver
+    from playproof.engine import EpisodeConfig
+
+    with fake_provider("steam") as provider:
+
+        class Unlocking(ToyGame):
+            def step(self, word: str) -> None:
+                super().step(word)
+                with provider.lock:
+                    if self.count >= 2:
+                        provider.state.achievements["ACH_WIN"] = True
+
+        provider.state.achievements = {"ACH_WIN": False}
+        spec = read_receipts_spec(
+            json.dumps(
+                {
+                    "schema": "playproof/receipts-target/v1",
+                    "name": "tf2-demo",
+                    "provider": "steam",
+                    "title_id": STEAM_APP,
+                    "play": "toy",
+                    "user_env": "STEAM_USER_ID",
+                    "key_env": "STEAM_API_KEY",
+                    "game_name": "Team Fortress 2",
+                    "milestones": [{"id": "win", "achievement": "ACH_WIN"}],
+                    "base_url": provider.base_url,
+                }
+            )
+        )
+        config = EpisodeConfig(seed=0, max_turns=3, mode=VerificationMode.PLATFORM_ATTESTED)
+        play = arun_receipts(
+            spec,
+            Unlocking(),
+            ScriptedDriver(["inc", "inc", "wait"]),
+            config,
+            credentials=Credentials(STEAM_USER, "web-test-steam-api-key"),
+        )
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            return thread.submit(asyncio.run, play).result()
+
+
 def _challenge(database_url: str) -> str:
     """A challenge on native/2048 (seed 0, at most 1 USD, open around now); its id."""
     engine = make_engine(database_url)
@@ -263,6 +361,16 @@ def _challenge(database_url: str) -> str:
             return made.id
     finally:
         engine.dispose()
+
+
+BOARD_AGENTS = ("walker-b", "Walker-a", "walker-a", "walker-c", "wälker")
+"""Actor ids of the extra board runs: the agent order is neither the ranking nor upload order."""
+
+
+def _named(record: RunRecord, number: int) -> RunRecord:
+    """``record`` played by one of :data:`BOARD_AGENTS` (the actor is not replayed)."""
+    actor = record.actor.model_copy(update={"id": BOARD_AGENTS[number * 3 % len(BOARD_AGENTS)]})
+    return record.model_copy(update={"actor": actor})
 
 
 @pytest.fixture(scope="session")
@@ -306,12 +414,20 @@ def server() -> Iterator[Server]:
         running = Server(url=url, folder=folder, tokens=tokens)
         for name, record in _records().items():
             running.upload(name, record, alice_key, "alice")
+        record, transcript, contract = _trusted_recorder(folder, alice_key)
+        running.upload(
+            "trusted-recorder", record, alice_key, "alice", transcript=transcript, contract=contract
+        )
+        running.upload("platform-attested", _platform_attested(), alice_key, "alice")
         board = [
-            playproof.run(
-                "native/2048",
-                playproof.BaselineDriver("random-walk"),
-                max_turns=1 + number % 23,
-                seed=number,
+            _named(
+                playproof.run(
+                    "native/2048",
+                    playproof.BaselineDriver("random-walk"),
+                    max_turns=1 + number % 23,
+                    seed=number,
+                ),
+                number,
             )
             for number in range(BOARD_EXTRA_RUNS)
         ]

@@ -393,7 +393,7 @@ def _board_ids(server: Any, sort: str, page: int) -> list[str]:
     return re.findall(r'<tr data-run="([0-9a-f]{32})"', html)
 
 
-@pytest.mark.parametrize("sort", ["turns", "cost", "submitted", "rank"])
+@pytest.mark.parametrize("sort", ["turns", "cost", "submitted", "rank", "agent"])
 def test_a_sorted_board_continues_on_page_two_over_plain_http(full_board: Any, sort: str) -> None:
     api = httpx.get(f"{full_board.url}/api/v1/leaderboards/native/2048").json()
     total = api["total"]
@@ -408,6 +408,30 @@ def test_a_sorted_board_continues_on_page_two_over_plain_http(full_board: Any, s
         assert shown == sorted(shown)  # the whole board, not each page on its own
     if sort == "rank":
         assert first + second == [row["run_id"] for row in _all_rows(full_board)]
+    if sort == "agent":
+        assert first + second == _by_agent(_all_rows(full_board))
+
+
+def _by_agent(rows: list[dict[str, Any]]) -> list[str]:
+    """The run ids of ranked API rows ordered by agent (code point), ties in ranking order."""
+    ranked = {row["run_id"]: place for place, row in enumerate(rows)}
+    ordered = sorted(rows, key=lambda row: (row["agent"], ranked[row["run_id"]]))
+    return [row["run_id"] for row in ordered]
+
+
+def test_the_api_board_sorted_by_agent_continues_across_pages(full_board: Any) -> None:
+    rows = _all_rows(full_board)
+    assert len({row["agent"] for row in rows}) >= 4  # a board of several agents
+    paged: list[dict[str, Any]] = []
+    while len(paged) < len(rows):
+        page = httpx.get(
+            f"{full_board.url}/api/v1/leaderboards/native/2048",
+            params={"sort": "agent", "limit": 7, "offset": len(paged)},
+        ).json()
+        assert page["rows"], "a page ended early"
+        paged.extend(page["rows"])
+    assert [row["run_id"] for row in paged] == _by_agent(rows)
+    assert {row["run_id"]: row["rank"] for row in paged} == {r["run_id"]: r["rank"] for r in rows}
 
 
 def _all_rows(server: Any) -> list[dict[str, Any]]:
@@ -443,6 +467,107 @@ def test_a_sorted_board_continues_on_page_two_in_the_browser(
         assert turns[first[-1]] <= turns[second[0]]
         assert "the whole board sorted by turns" in page.locator("#board caption").inner_text()
         page.screenshot(path=str(screenshots / "leaderboard-sorted-page-2.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_a_board_sorted_by_agent_continues_on_page_two_in_the_browser(
+    full_board: Any, browser: Any, screenshots: Path
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{full_board.url}/targets/native/2048/leaderboard")
+        page.locator("#board thead a", has_text="Agent").click()
+        page.wait_for_url("**sort=agent")
+        first = page.locator("#board tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")
+        page.screenshot(path=str(screenshots / "leaderboard-by-agent.png"), full_page=True)
+        page.locator("a[rel=next]").click()
+        page.wait_for_url("**page=2**")
+        assert "sort=agent" in page.url
+        second = page.locator("#board tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")
+        assert first + second == _by_agent(_all_rows(full_board))
+        assert "the whole board sorted by agent" in page.locator("#board caption").inner_text()
+        sorted_by = page.locator("#board thead th[aria-sort]").inner_text()
+        assert sorted_by.startswith("Agent")
+    finally:
+        context.close()
+
+
+def _signed_in(browser: Any, server: Any, owner: str) -> Any:
+    """A browser context signed in as ``owner`` (through the sign-in form)."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{server.url}/signin?next=/me")
+    page.locator("#token").fill(server.tokens[owner])
+    page.locator("main button[type=submit]").click()
+    page.wait_for_url("**/me")
+    return context
+
+
+@pytest.mark.parametrize(
+    ("mode", "source"),
+    [
+        ("trusted-recorder", "a recorder's signed transcript"),
+        ("platform-attested", "the platform's own receipts"),
+    ],
+)
+def test_a_non_replay_run_page_says_what_its_verdict_trusted(
+    server: Any, browser: Any, screenshots: Path, mode: str, source: str
+) -> None:
+    run_id = server.runs[mode]
+    context = _signed_in(browser, server, "alice")
+    try:
+        page = context.pages[0]
+        page.goto(f"{server.url}/runs/{run_id}")
+        proof = page.request.get(f"{server.url}/runs/{run_id}/proof.json").json()
+        assert proof["run"]["verification_mode"] == mode
+        assert page.locator("#status").inner_text() == "verified"
+        notice = page.locator("#trust")
+        assert "the game was not re-executed" in notice.locator("h3").inner_text()
+        assert source in page.locator("#trust-mode").inner_text()
+        assert page.locator("#trust-what").inner_text() == proof["run"]["verification_trust"]
+        assert "replayed" not in page.locator("#score-h + p").inner_text()
+        assert page.locator(f"a[href='/runs/{run_id}/replay']").count() == 0
+        assert "there is no replay" in page.locator("#timeline-h + p").inner_text()
+        page.screenshot(path=str(screenshots / f"run-{mode}.png"), full_page=True)
+        viewer = page.goto(f"{server.url}/runs/{run_id}/replay")
+        assert viewer.status == 409
+        assert f"verified in {mode} mode" in page.locator(".detail").inner_text()
+    finally:
+        context.close()
+
+
+def test_a_replayed_run_page_has_no_trust_notice(server: Any, page: Any) -> None:
+    page.goto(f"{server.url}/runs/{server.runs['2048']}")
+    assert page.locator("#trust").count() == 0
+    assert "replayed this run" in page.locator("#score-h + p").inner_text()
+
+
+def test_non_replay_run_pages_have_no_serious_accessibility_violations(
+    server: Any, browser: Any
+) -> None:
+    axe = (VENDOR / "axe.min.js").read_text(encoding="utf-8")
+    context = browser.new_context(bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/signin?next=/me")
+        page.locator("#token").fill(server.tokens["alice"])
+        page.locator("main button[type=submit]").click()
+        page.wait_for_url("**/me")
+        found: dict[str, list[str]] = {}
+        for mode in ("trusted-recorder", "platform-attested"):
+            page.goto(f"{server.url}/runs/{server.runs[mode]}")
+            page.add_script_tag(content=axe)
+            result = page.evaluate("async () => await axe.run(document)")
+            bad = [
+                f"{v['id']}: {v['help']} ({len(v['nodes'])})"
+                for v in result["violations"]
+                if v["impact"] in ("serious", "critical")
+            ]
+            if bad:
+                found[mode] = bad
+        assert found == {}
     finally:
         context.close()
 

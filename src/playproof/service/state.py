@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from playproof.service.db import read_only
 from playproof.service.log.services import LogCache
+from playproof.service.proofs.cache import ProofCache
 from playproof.service.runs.tasks import ReplayQueue
 from playproof.service.settings import ServiceSettings
 from playproof.sign import SigningKey
@@ -20,7 +21,11 @@ __all__ = ["ServiceState", "read_session", "service_state"]
 
 @dataclass
 class ServiceState:
-    """The settings, the database, the replay queue and the log key of one service."""
+    """The settings, the database, the replay queue and the log key of one service.
+
+    ``log_cache`` and ``proof_cache`` are the in-process Merkle tree and the
+    serialized proof documents of finished runs.
+    """
 
     settings: ServiceSettings
     engine: Engine
@@ -28,6 +33,7 @@ class ServiceState:
     queue: ReplayQueue
     log_key: SigningKey | None
     log_cache: LogCache = field(default_factory=LogCache)
+    proof_cache: ProofCache = field(default_factory=ProofCache)
 
 
 def service_state(request: Request) -> ServiceState:

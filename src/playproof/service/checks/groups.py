@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from playproof.checks import CheckGroup, CheckSpec
+from playproof.checks import CheckGroup, CheckSpec, GroupResult, run_group
 from playproof.core.record import StopReason
 from playproof.service.checks.evidence import StoredEvidence
+from playproof.service.checks.policy import POLICY_GROUPS, decide_policy_group
 
-__all__ = ["GROUPS", "LIMITS_AND_ACCOUNTING", "REPLAY_INTEGRITY", "group_named"]
+__all__ = [
+    "GROUPS",
+    "LIMITS_AND_ACCOUNTING",
+    "REPLAY_INTEGRITY",
+    "decide_group",
+    "decide_groups",
+    "group_named",
+    "is_group_name",
+]
 
 _SIGNATURE_STEPS = (
     ("envelope-well-formed", "the upload is a well-formed DSSE envelope"),
@@ -31,8 +40,8 @@ def _replay_specs() -> tuple[CheckSpec, ...]:
     specs = [
         CheckSpec(
             "report-stored",
-            "the server's replay finished and its report is stored",
-            "the server's replay has not finished",
+            "the server's verification finished and its report is stored",
+            "the server's verification has not finished",
         )
     ]
     previous = "report-stored"
@@ -66,7 +75,9 @@ def _replay_integrity(evidence: StoredEvidence) -> Mapping[str, bool]:
 
 REPLAY_INTEGRITY: CheckGroup[StoredEvidence] = CheckGroup(
     name="replay_integrity",
-    title="The server replayed the signed record and the verifier's checks passed",
+    # Mode-neutral: a trusted-recorder or platform-attested run is verified by the
+    # server too, from its transcript or receipts, without being replayed.
+    title="The server verified the signed record itself and the verifier's checks passed",
     checks=_replay_specs(),
     evaluate=_replay_integrity,
 )
@@ -167,3 +178,37 @@ GROUPS: tuple[CheckGroup[StoredEvidence], ...] = (REPLAY_INTEGRITY, LIMITS_AND_A
 def group_named(name: str) -> CheckGroup[StoredEvidence] | None:
     """The group called ``name``, or None."""
     return next((g for g in GROUPS if g.name == name), None)
+
+
+def decide_groups(evidence: StoredEvidence) -> list[GroupResult]:
+    """Every group that applies to the run, decided: :data:`GROUPS`, then its policy groups.
+
+    A run of a policy-bound target (``evidence.policy`` set) adds every policy
+    group that applies to its target; any other run lists none of them.
+    """
+    results = [run_group(group, evidence) for group in GROUPS]
+    policy = evidence.policy
+    if policy is not None:
+        results.extend(
+            decide_policy_group(group, policy)
+            for group in POLICY_GROUPS
+            if policy.applies(group.name)
+        )
+    return results
+
+
+def is_group_name(name: str) -> bool:
+    """True when ``name`` is a group some run may have."""
+    return group_named(name) is not None or any(g.name == name for g in POLICY_GROUPS)
+
+
+def decide_group(name: str, evidence: StoredEvidence) -> GroupResult | None:
+    """The group called ``name`` decided on ``evidence``; None when the run does not have it."""
+    found = group_named(name)
+    if found is not None:
+        return run_group(found, evidence)
+    policy = evidence.policy
+    if policy is None or not policy.applies(name):
+        return None
+    group = next((g for g in POLICY_GROUPS if g.name == name), None)
+    return decide_policy_group(group, policy) if group is not None else None

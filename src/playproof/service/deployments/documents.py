@@ -10,11 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from playproof.core.canonical import canonical_json
 from playproof.errors import FormatError
 from playproof.service.deployments.labels import TrustLabelName
+from playproof.service.proofs.models import RunStatusDocument
 
 __all__ = [
     "MAX_CONFIGURATION_KEYS",
     "DeploymentDocument",
     "DeploymentRequest",
+    "DeploymentRunsDocument",
     "TargetDocument",
 ]
 
@@ -83,3 +85,16 @@ class TargetDocument(_Public):
     calibration: Literal["separates", "does-not-separate", "uncalibrated"]
     calibrated: bool
     leaderboard_url: str
+
+
+class DeploymentRunsDocument(_Public):
+    """A page of a deployment's runs, oldest first: ``total`` in all, this page from ``offset``.
+
+    Anyone but the deployment's owner sees its canonical runs only.
+    """
+
+    deployment_id: str
+    total: int
+    limit: int
+    offset: int
+    runs: list[RunStatusDocument]

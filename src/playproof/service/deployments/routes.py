@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from playproof.service.deployments.documents import (
     DeploymentDocument,
     DeploymentRequest,
+    DeploymentRunsDocument,
     TargetDocument,
 )
 from playproof.service.deployments.models import Deployment, Target
 from playproof.service.deployments.services import (
+    DEFAULT_RUNS_PAGE,
+    MAX_RUNS_OFFSET,
+    MAX_RUNS_PAGE,
     create_deployment,
+    deployment_runs,
     get_deployment,
     list_targets,
     require_read,
@@ -27,6 +32,7 @@ from playproof.service.owners.routes import (
     optional_owner,
 )
 from playproof.service.problems import problem_responses
+from playproof.service.proofs.services import status_document
 from playproof.service.state import read_session, service_state
 
 __all__ = ["deployment_document", "router", "target_document"]
@@ -106,6 +112,39 @@ def deployment(
     found = get_deployment(session, deployment_id)
     require_read(found.trust_label, found.owner_id, viewer.id if viewer else None, "the deployment")
     return deployment_document(found)
+
+
+@router.get(
+    "/deployments/{deployment_id}/runs",
+    response_model=DeploymentRunsDocument,
+    responses=problem_responses(401, 403, 404, 422),
+    summary="A deployment's runs",
+)
+def runs_of_deployment(
+    deployment_id: str,
+    session: Annotated[Session, Depends(read_session)],
+    viewer: Annotated[AuthenticatedOwner | None, Depends(optional_owner)],
+    limit: Annotated[int, Query(ge=1, le=MAX_RUNS_PAGE, description="Runs per page.")] = (
+        DEFAULT_RUNS_PAGE
+    ),
+    offset: Annotated[int, Query(ge=0, le=MAX_RUNS_OFFSET, description="Runs to skip.")] = 0,
+) -> DeploymentRunsDocument:
+    """The runs played on a deployment, oldest first, each with its status and proof link.
+
+    The deployment's read rule applies (a customized one: 401 without its
+    owner's token, 403 with another's); anyone but the owner sees canonical runs only.
+    """
+    found = get_deployment(session, deployment_id)
+    who = viewer.id if viewer else None
+    require_read(found.trust_label, found.owner_id, who, "the deployment")
+    total, page = deployment_runs(session, found, who, limit=limit, offset=offset)
+    return DeploymentRunsDocument(
+        deployment_id=found.id,
+        total=total,
+        limit=limit,
+        offset=offset,
+        runs=[status_document(run) for run in page],
+    )
 
 
 @router.get(

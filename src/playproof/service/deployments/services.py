@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from playproof.core.canonical import canonical_json
@@ -17,10 +17,15 @@ from playproof.service.db import utc_now
 from playproof.service.deployments.labels import TrustLabel
 from playproof.service.deployments.models import Deployment, Target
 from playproof.service.problems import Problem
+from playproof.service.runs.models import Run
 
 __all__ = [
+    "DEFAULT_RUNS_PAGE",
+    "MAX_RUNS_OFFSET",
+    "MAX_RUNS_PAGE",
     "RegistryTarget",
     "create_deployment",
+    "deployment_runs",
     "get_deployment",
     "get_target",
     "list_targets",
@@ -30,6 +35,13 @@ __all__ = [
 ]
 
 _DEPLOYMENT_ID = re.compile(r"[0-9a-f]{32}")
+
+DEFAULT_RUNS_PAGE = 50
+"""Runs per page of a deployment's runs when the request does not say."""
+MAX_RUNS_PAGE = 200
+"""The most runs one page lists."""
+MAX_RUNS_OFFSET = 1_000_000
+"""The farthest a page may start."""
 
 
 @dataclass(frozen=True)
@@ -210,3 +222,22 @@ def require_read(label: str, owner_id: int, viewer: int | None, what: str) -> No
     raise Problem(
         422, TrustLabel.EXTERNAL.value, f"{what} is an {label}: the service does not serve it"
     )
+
+
+def deployment_runs(
+    session: Session, deployment: Deployment, viewer: int | None, *, limit: int, offset: int
+) -> tuple[int, list[Run]]:
+    """(how many, one page oldest first) of the runs played on ``deployment`` that ``viewer`` reads.
+
+    Its owner reads them all; anyone else its canonical runs only (a run's own
+    label may be lower than its deployment's). The caller checks the
+    deployment's read rule first (:func:`require_read`).
+    """
+    where = [Run.deployment_id == deployment.id]
+    if viewer != deployment.owner_id:
+        where.append(Run.trust_label == TrustLabel.CANONICAL.value)
+    total = session.scalar(select(func.count()).select_from(Run).where(*where)) or 0
+    page = session.scalars(
+        select(Run).where(*where).order_by(Run.created_at, Run.id).limit(limit).offset(offset)
+    )
+    return int(total), list(page)

@@ -41,6 +41,8 @@ class BoardRowDocument(_Public):
     budget_usd: float | None
     submitted_at: datetime
     proof_url: str
+    agent: str | None
+    """The record's actor as ``KIND:ID`` (null: the record could not be read)."""
 
 
 class BoardDocument(_Public):
@@ -67,6 +69,7 @@ def _row(row: BoardRow) -> BoardRowDocument:
         budget_usd=row.budget_usd,
         submitted_at=row.submitted_at,
         proof_url=row.proof_url,
+        agent=row.agent,
     )
 
 

@@ -24,6 +24,7 @@ from playproof.service.leaderboards.services import (
     DEFAULT_PAGE,
     MAX_OFFSET,
     MAX_PAGE,
+    SortName,
     add_challenge,
     challenge_leaderboard,
     challenge_seeds,
@@ -42,6 +43,10 @@ router = APIRouter(prefix="/api/v1", tags=["leaderboards"])
 ReadSession = Annotated[Session, Depends(read_session)]
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Rows per page.")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Rows to skip.")]
+Sort = Annotated[
+    SortName,
+    Query(description="The order of the whole board before it is cut into pages."),
+]
 
 
 def challenge_document(challenge: Challenge) -> ChallengeDocument:
@@ -69,9 +74,16 @@ def target_board(
     session: ReadSession,
     limit: Limit = DEFAULT_PAGE,
     offset: Offset = 0,
+    sort: Sort = "rank",
 ) -> BoardDocument:
-    """Verified, logged, canonical runs of ``platform/name``, ranked; ties share a rank."""
-    return board_document(leaderboard(session, f"{platform}/{name}", limit=limit, offset=offset))
+    """Verified, logged, canonical runs of ``platform/name``, ranked; ties share a rank.
+
+    ``sort`` orders the whole board (ties fall back to the ranking); ``rank`` stays the
+    run's place in the ranking.
+    """
+    return board_document(
+        leaderboard(session, f"{platform}/{name}", limit=limit, offset=offset, sort=sort)
+    )
 
 
 @router.get(
@@ -96,9 +108,10 @@ def challenge_board(
     session: ReadSession,
     limit: Limit = DEFAULT_PAGE,
     offset: Offset = 0,
+    sort: Sort = "rank",
 ) -> BoardDocument:
     """The target's public runs on the challenge's seeds, within its budget and window."""
-    page = challenge_leaderboard(session, challenge_id, limit=limit, offset=offset)
+    page = challenge_leaderboard(session, challenge_id, limit=limit, offset=offset, sort=sort)
     return board_document(page, challenge_id)
 
 

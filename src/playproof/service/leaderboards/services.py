@@ -17,9 +17,9 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
-from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy import ColumnElement, Select, and_, case, func, select
 from sqlalchemy.orm import Session
 
 from playproof.errors import ServiceError
@@ -38,6 +38,7 @@ __all__ = [
     "MAX_PAGE",
     "MAX_OFFSET",
     "SORTS",
+    "SortName",
     "BoardPage",
     "BoardRow",
     "add_challenge",
@@ -58,10 +59,13 @@ MAX_CHALLENGE_SEEDS = 1000
 """The most seeds a challenge may name."""
 MAX_CHALLENGE_BUDGET_USD = 1_000_000.0
 
-SORTS = ("rank", "cost", "turns", "submitted")
+SortName = Literal["rank", "cost", "turns", "submitted", "agent"]
+"""A whole-board order (see :data:`SORTS`)."""
+SORTS: tuple[str, ...] = get_args(SortName)
 """Orders a board may be read in, each over the whole board: the ranking (default), cost
-(unmeasured last), turns, upload time; ties always fall back to the ranking, then upload
-time and run id, so the order is total and pages never overlap."""
+(unmeasured last), turns, upload time, agent (by code point on every database; a run with
+no stored agent last); ties always fall back to the ranking, then upload time and run id,
+so the order is total and pages never overlap."""
 
 _CHALLENGE_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -83,6 +87,8 @@ class BoardRow:
     budget_usd: float | None
     submitted_at: datetime
     proof_url: str
+    agent: str | None = None
+    """The record's actor as ``KIND:ID``; None for a run whose record could not be read."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,13 @@ def _eligible(*conditions: object) -> Select[str]:
     )
 
 
+def _agent_by_code_point(session: Session) -> ColumnElement[Any]:
+    """``runs.agent`` compared by code point: PostgreSQL's default collation follows the
+    locale, SQLite's compares bytes, and a board must read the same on both."""
+    agent = Run.agent.expression
+    return agent.collate("C") if session.get_bind().dialect.name == "postgresql" else agent
+
+
 def _ranked(
     session: Session, target: str, limit: int, offset: int, *where: object, sort: str = "rank"
 ) -> BoardPage:
@@ -134,6 +147,7 @@ def _ranked(
         "cost": (unmeasured, cost),
         "turns": (Run.decision_count,),
         "submitted": (Run.created_at,),
+        "agent": (case((Run.agent.is_(None), 1), else_=0), _agent_by_code_point(session)),
     }[sort]
     ids = _eligible(Run.target_name == target, *where).subquery()
     query = (
@@ -148,6 +162,7 @@ def _ranked(
             Run.decision_count,
             Run.budget_usd,
             Run.created_at,
+            Run.agent,
         )
         .where(Run.id.in_(select(ids.c.id)))
         .order_by(*first, *order, Run.created_at, Run.id)
@@ -169,6 +184,7 @@ def _ranked(
             budget_usd=None if r[8] is None else float(r[8]),
             submitted_at=as_utc(r[9]),
             proof_url=f"/api/v1/verifier/runs/{r[1]}",
+            agent=r[10],
         )
         for r in session.execute(query)
     ]

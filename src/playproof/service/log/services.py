@@ -32,6 +32,7 @@ from playproof.transparency import (
 
 __all__ = [
     "LOAD_BATCH",
+    "MAX_SIGNED_HEADS",
     "LogCache",
     "append_verified",
     "as_utc",
@@ -43,6 +44,8 @@ __all__ = [
 
 LOAD_BATCH = 10_000
 """Leaves read from the database per query when the cached tree catches up."""
+MAX_SIGNED_HEADS = 64
+"""Signed tree heads kept per process (the newest sizes); a head is signed once per size."""
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -64,7 +67,10 @@ def append_verified(session: Session, run_id: str, record_digest: str) -> int:
     Two appenders racing for one index collide on the primary key; the loser's
     transaction fails and is retried by the caller.
     """
-    size = session.scalar(select(func.count()).select_from(LogLeaf)) or 0
+    # The newest index, not a count (a full scan on PostgreSQL): indices have
+    # no gaps, so the next one is the newest plus one.
+    newest = session.scalar(select(func.max(LogLeaf.leaf_index)))
+    size = 0 if newest is None else int(newest) + 1
     session.add(LogLeaf(leaf_index=size, run_id=run_id, record_digest=record_digest))
     session.flush()
     return size
@@ -91,6 +97,8 @@ class LogCache:
         self._tree = MerkleTree()
         self._stamps: list[int] = []
         """For each size ``n`` > 0, the head timestamp: the newest append among the first n."""
+        self._heads: dict[tuple[str, int], TreeHead] = {}
+        """Signed heads by (log key id, size), oldest first."""
 
     @property
     def size(self) -> int:
@@ -138,10 +146,20 @@ class LogCache:
         return self._signed_head(key, self._size(session, size))
 
     def _signed_head(self, key: SigningKey, size: int) -> TreeHead:
+        # A size's head never changes (its timestamp is its newest leaf's), so
+        # each is signed once; only the newest few sizes are kept.
         with self._lock:
+            found = self._heads.get((key.key_id, size))
+            if found is not None:
+                return found
             root = self._tree.root(size)
             stamp = self._stamps[size - 1] if size else 0
-        return sign_tree_head(key, tree_size=size, root_hash=root, timestamp=stamp)
+        head = sign_tree_head(key, tree_size=size, root_hash=root, timestamp=stamp)
+        with self._lock:
+            self._heads[(key.key_id, size)] = head
+            while len(self._heads) > MAX_SIGNED_HEADS:
+                del self._heads[next(iter(self._heads))]
+        return head
 
     def inclusion(
         self, session: Session, leaf_index: int, key: SigningKey, size: int | None = None

@@ -12,6 +12,7 @@ from playproof.service.deployments.labels import TrustLabelName
 from playproof.transparency import InclusionProof, TreeHead
 
 __all__ = [
+    "ArtifactBlock",
     "DecisionBlock",
     "DeploymentBlock",
     "EvidenceBlock",
@@ -69,6 +70,9 @@ class RunBlock(_Public):
     verified_milestones: list[str]
     submitted_at: datetime
     finished_at: datetime | None
+    verification_trust: str | None = None
+    """What the verdict relied on beyond the verifier's own computation, in words (e.g. the
+    recorder key that attested a trusted-recorder transcript); null for replay."""
 
 
 class DeploymentBlock(_Public):
@@ -112,14 +116,34 @@ class DecisionBlock(_Public):
     latency_ms: float
 
 
+class ArtifactBlock(_Public):
+    """An evidence artifact the server's replay regenerated: what it is, never where it is kept.
+
+    ``digest`` is SHA-256 of the artifact's exact bytes; ``role`` says what it
+    is for the run (``run-events``, ``policy-envelope``, ``rebalance-evidence``,
+    ``rebalance-allocation``, ...).
+    """
+
+    role: str
+    digest: str
+    size: int
+    media_type: str
+
+
 class EvidenceBlock(_Public):
-    """What the proof rests on: the record's digest, the signer, the chain."""
+    """What the proof rests on: the record's digest, the signer, the chain, the artifacts.
+
+    ``artifacts`` lists every artifact stored for the run (a policy-bound
+    run's replayed evidence once its replay finished; a trusted-recorder run's
+    transcript and contract); it is empty for a plain replayed run.
+    """
 
     record_digest: str
     signer_key_id: str
     decision_count: int
     chain_head: str
     last_decision: DecisionBlock | None
+    artifacts: list[ArtifactBlock]
 
 
 class TransparencyBlock(_Public):

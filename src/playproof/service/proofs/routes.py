@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
-from playproof.service.checks import GroupResult, group_named
+from playproof.service.checks import GroupResult, is_group_name
+from playproof.service.db import read_only
 from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
 from playproof.service.problems import Problem, problem_responses
+from playproof.service.proofs.cache import proof_bytes
 from playproof.service.proofs.models import ProofDocument
-from playproof.service.proofs.services import check_run_read, group_result, proof_document
+from playproof.service.proofs.services import check_run_read, group_result
 from playproof.service.runs.services import get_run
 from playproof.service.state import read_session, service_state
 
@@ -29,16 +32,24 @@ Viewer = Annotated[AuthenticatedOwner | None, Depends(optional_owner)]
     responses=problem_responses(401, 403, 404, 409, 422),
     summary="The public proof document of a run",
 )
-def proof(run_id: str, request: Request, session: ReadSession, viewer: Viewer) -> ProofDocument:
+async def proof(run_id: str, request: Request) -> Response:
     """``run``, ``lineage``, ``evidence``, ``cats`` and ``transparency`` of one run.
 
     A customized instance's proof is its owner's only (401 without a token,
     403 with another owner's).
     """
-    run = get_run(session, run_id)
-    check_run_read(run, viewer.id if viewer else None)
     state = service_state(request)
-    return proof_document(session, run, state.log_key, state.log_cache)
+
+    def build() -> bytes:
+        # One trip to a worker thread for the whole read (the session, the
+        # viewer and the document), and the bytes are served as they are.
+        viewer = optional_owner(request)
+        with read_only(state.sessions) as session:
+            run = get_run(session, run_id)
+            check_run_read(run, viewer.id if viewer else None)
+            return proof_bytes(session, run, state.log_key, state.log_cache, state.proof_cache)
+
+    return Response(await run_in_threadpool(build), media_type="application/json")
 
 
 @router.get(
@@ -48,10 +59,12 @@ def proof(run_id: str, request: Request, session: ReadSession, viewer: Viewer) -
     summary="One check group of a run",
 )
 def cats(group: str, run_id: str, session: ReadSession, viewer: Viewer) -> GroupResult:
-    """One check group decided on the run's stored evidence (read access as for the proof)."""
-    found = group_named(group)
-    if found is None:
+    """One check group decided on the run's stored evidence (read access as for the proof).
+
+    A policy group (``wallet_safety``, ``rebalance_policy``) is a policy-bound run's only.
+    """
+    if not is_group_name(group):
         raise Problem(404, "unknown-check-group", f"no check group named {group[:64]!r}")
     run = get_run(session, run_id)
     check_run_read(run, viewer.id if viewer else None)
-    return group_result(run, found)
+    return group_result(session, run, group)

@@ -8,12 +8,21 @@ from importlib import metadata
 from sqlalchemy.orm import Session
 
 from playproof.core.record import RunRecord
-from playproof.service.checks import GROUPS, CheckGroup, GroupResult, StoredEvidence, run_group
+from playproof.service.artifacts.replay import is_policy_target
+from playproof.service.artifacts.services import run_artifact_bytes, run_artifacts
+from playproof.service.checks import (
+    GroupResult,
+    PolicyEvidence,
+    StoredEvidence,
+    decide_group,
+    decide_groups,
+)
 from playproof.service.deployments.models import Deployment
 from playproof.service.deployments.services import require_read
 from playproof.service.log.services import LogCache, as_utc, leaf_of
 from playproof.service.problems import Problem
 from playproof.service.proofs.models import (
+    ArtifactBlock,
     DecisionBlock,
     DeploymentBlock,
     EvidenceBlock,
@@ -26,6 +35,7 @@ from playproof.service.proofs.models import (
 )
 from playproof.service.runs.models import Run
 from playproof.service.runs.services import signed_record, stored_report
+from playproof.service.runs.stop_reasons import stop_reason
 from playproof.sign import SigningKey
 
 __all__ = [
@@ -66,14 +76,16 @@ def _status(run: Run) -> Status:
 
 
 def status_document(run: Run, record: RunRecord | None = None) -> RunStatusDocument:
-    """Where the service is with ``run`` (``record``: its signed record, when already read)."""
-    record = record if record is not None else signed_record(run)
+    """Where the service is with ``run`` (``record``: its signed record, when already read).
+
+    The record's stop reason is read once per envelope (clients poll this).
+    """
     report = stored_report(run)
     failed = [f"{c.id}: {c.reason}" for c in report.failed()] if report is not None else []
     return RunStatusDocument(
         id=run.id,
         status=_status(run),
-        stop_reason=record.stop_reason.value if record is not None else None,
+        stop_reason=stop_reason(run, record),
         failed_checks=failed,
         error_kind=run.error_kind,
         trust_label=run.trust_label,  # type: ignore[arg-type]
@@ -83,13 +95,33 @@ def status_document(run: Run, record: RunRecord | None = None) -> RunStatusDocum
     )
 
 
-def _evidence(run: Run) -> StoredEvidence:
-    return StoredEvidence(record=signed_record(run), report=stored_report(run))
+def _evidence(session: Session, run: Run) -> StoredEvidence:
+    # Only a policy-bound run's artifacts are read: other runs cost no query.
+    policy = (
+        PolicyEvidence(target=run.target_name, artifacts=run_artifact_bytes(session, run.id))
+        if is_policy_target(run.target_name)
+        else None
+    )
+    return StoredEvidence(record=signed_record(run), report=stored_report(run), policy=policy)
 
 
-def group_result(run: Run, group: CheckGroup[StoredEvidence]) -> GroupResult:
-    """One check group decided on the run's stored evidence."""
-    return run_group(group, _evidence(run))
+def group_result(session: Session, run: Run, group: str) -> GroupResult:
+    """The check group called ``group`` decided on the run's stored evidence.
+
+    A 404 problem when the run has no such group (a policy group of a run
+    that is not policy-bound).
+    """
+    found = decide_group(group, _evidence(session, run))
+    if found is None:
+        raise Problem(404, "unknown-check-group", f"run {run.id} has no check group {group[:64]!r}")
+    return found
+
+
+def _artifact_blocks(session: Session, run: Run) -> list[ArtifactBlock]:
+    return [
+        ArtifactBlock(role=a.role, digest=a.digest, size=a.size, media_type=a.media_type)
+        for a in run_artifacts(session, run.id)
+    ]
 
 
 def _transparency(
@@ -131,7 +163,7 @@ def proof_document(
     for this document). The caller checks read access first
     (:func:`check_run_read`).
     """
-    evidence = _evidence(run)
+    evidence = _evidence(session, run)
     record, report = evidence.record, evidence.report
     if record is None:
         # Uploads are parsed before they are stored; an unreadable one is damage.
@@ -162,6 +194,7 @@ def proof_document(
             claimed_score=record.score.text,
             verified_score=score.text if score is not None else None,
             verified_milestones=list(report.verified) if report is not None else [],
+            verification_trust=report.trust if report is not None else None,
             submitted_at=as_utc(run.created_at),
             finished_at=as_utc(run.finished_at) if run.finished_at else None,
         ),
@@ -194,7 +227,8 @@ def proof_document(
                 if last is not None
                 else None
             ),
+            artifacts=_artifact_blocks(session, run),
         ),
-        cats=[run_group(group, evidence) for group in GROUPS],
+        cats=decide_groups(evidence),
         transparency=_transparency(session, run, log_key, cache),
     )

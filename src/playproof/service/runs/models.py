@@ -18,10 +18,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from playproof.core.record import RunRecord
 from playproof.service.db import Base, utc_now
 from playproof.service.deployments import models as _deployments  # noqa: F401  (runs name them)
 
-__all__ = ["Run", "RunStatus"]
+__all__ = ["AGENT_CHARS", "Run", "RunStatus", "agent_of"]
+
+AGENT_CHARS = 769
+"""The longest agent: an actor kind (256 characters), a colon and an actor id (512)."""
+
+
+def agent_of(record: RunRecord) -> str:
+    """The agent a board shows and sorts by: the record's actor as ``KIND:ID``."""
+    return f"{record.actor.kind}:{record.actor.id}"
 
 
 class RunStatus(StrEnum):
@@ -74,3 +83,5 @@ class Run(Base):
     score_ratio: Mapped[float | None] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error_kind: Mapped[str | None] = mapped_column(String(64))
+    agent: Mapped[str | None] = mapped_column(String(AGENT_CHARS))
+    """The record's actor as ``KIND:ID``; boards sort on it (None: the record was unreadable)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from playproof.service.db import read_only
 from playproof.service.owners.routes import (
     AuthenticatedOwner,
     authenticated_owner,
@@ -17,9 +17,11 @@ from playproof.service.problems import Problem, problem_responses
 from playproof.service.proofs.models import RunStatusDocument
 from playproof.service.proofs.services import check_run_read, status_document
 from playproof.service.runs.services import get_run, ingest
-from playproof.service.state import read_session, service_state
+from playproof.service.runs.uploads import MAX_TRANSCRIPT_UPLOAD_BYTES, is_run_upload
+from playproof.service.state import service_state
+from playproof.sign import RUN_UPLOAD_MEDIA_TYPE, RUN_UPLOAD_SCHEMA
 
-__all__ = ["ENVELOPE_BODY", "read_bounded_body", "router"]
+__all__ = ["ENVELOPE_BODY", "RUN_UPLOAD_BODY", "read_bounded_body", "router"]
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
@@ -39,6 +41,35 @@ ENVELOPE_BODY: dict[str, Any] = {
                     },
                 }
             }
+        },
+    }
+}
+
+RUN_UPLOAD_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": (
+            "A signed run record: a DSSE envelope (application/json); or, for a trusted-recorder "
+            f"record, a run upload ({RUN_UPLOAD_MEDIA_TYPE}): the envelope with the "
+            "recorder-signed transcript and, for a target the service does not package, the "
+            "contract. The whole body is bounded by the upload limit, the transcript by "
+            f"{MAX_TRANSCRIPT_UPLOAD_BYTES} bytes."
+        ),
+        "content": {
+            "application/json": ENVELOPE_BODY["requestBody"]["content"]["application/json"],
+            RUN_UPLOAD_MEDIA_TYPE: {
+                "schema": {
+                    "type": "object",
+                    "required": ["schema", "envelope"],
+                    "properties": {
+                        "schema": {"const": RUN_UPLOAD_SCHEMA},
+                        "envelope": {"type": "object"},
+                        "transcript": {"type": "object"},
+                        "contract": {"type": "object"},
+                    },
+                    "additionalProperties": False,
+                }
+            },
         },
     }
 }
@@ -66,7 +97,7 @@ async def read_bounded_body(request: Request, limit: int) -> bytes:
     "",
     status_code=202,
     response_model=RunStatusDocument,
-    openapi_extra=ENVELOPE_BODY,
+    openapi_extra=RUN_UPLOAD_BODY,
     responses=problem_responses(400, 401, 403, 404, 413, 422),
     summary="Upload a signed record",
 )
@@ -82,19 +113,22 @@ async def upload_run(
     """Check the signature now, store the run ``pending``, replay it in the background.
 
     202 for a new run; 200 with the existing run when this envelope came before.
+    A trusted-recorder record comes as a run upload, with its transcript.
     """
     state = service_state(request)
     body = await read_bounded_body(request, state.settings.max_upload_bytes)
+    bundled = is_run_upload(request.headers.get("content-type"))
 
     def store() -> tuple[RunStatusDocument, bool]:
         with state.sessions() as session:
-            made = ingest(session, owner.id, body, deployment_id=deployment)
-            return status_document(made.run, made.record), made.created
+            made = ingest(session, owner.id, body, deployment_id=deployment, bundled=bundled)
+            document = status_document(made.run, made.record)
+        if made.created:  # stored and committed: hand it to the replays in the same trip
+            state.queue.submit(document.id)
+        return document, made.created
 
     document, created = await run_in_threadpool(store)
-    if created:
-        await run_in_threadpool(state.queue.submit, document.id)
-    else:
+    if not created:
         response.status_code = 200
     return document
 
@@ -105,15 +139,19 @@ async def upload_run(
     responses=problem_responses(401, 403, 404, 422),
     summary="A run's verification status",
 )
-def run_status(
-    run_id: str,
-    session: Annotated[Session, Depends(read_session)],
-    viewer: Annotated[AuthenticatedOwner | None, Depends(optional_owner)],
-) -> RunStatusDocument:
+async def run_status(run_id: str, request: Request) -> RunStatusDocument:
     """``pending``, ``verified``, ``rejected`` or ``failed`` (apart from the run's stop reason).
 
     A customized instance's status is its owner's only (401/403).
     """
-    run = get_run(session, run_id)
-    check_run_read(run, viewer.id if viewer else None)
-    return status_document(run)
+    state = service_state(request)
+
+    def read() -> RunStatusDocument:
+        # Clients poll this while the replay runs: one trip to a worker thread.
+        viewer = optional_owner(request)
+        with read_only(state.sessions) as session:
+            run = get_run(session, run_id)
+            check_run_read(run, viewer.id if viewer else None)
+            return status_document(run)
+
+    return await run_in_threadpool(read)

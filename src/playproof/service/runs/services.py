@@ -5,22 +5,28 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from playproof.core.canonical import parse_json
+from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord, parse_run_record
 from playproof.core.report import VerificationReport
 from playproof.errors import FormatError
+from playproof.service.artifacts.models import RunArtifact
+from playproof.service.artifacts.roles import ArtifactBytes
+from playproof.service.artifacts.services import link_artifacts, store_artifact
 from playproof.service.db import utc_now
 from playproof.service.deployments.labels import TrustLabel, label_for_target
 from playproof.service.deployments.models import Deployment, Target
 from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
-from playproof.service.runs.models import Run, RunStatus
+from playproof.service.runs.models import Run, RunStatus, agent_of
+from playproof.service.runs.uploads import side_artifacts, unpack
 from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import (
     MAX_ENVELOPE_BYTES,
@@ -59,15 +65,21 @@ class Ingested:
         self.record = record
 
 
+def _packaged(session: Session, record: RunRecord) -> bool:
+    name = record.target.name
+    return name is not None and len(name) <= 128 and session.get(Target, name) is not None
+
+
 def _label(session: Session, record: RunRecord, deployment: Deployment | None) -> TrustLabel:
     target = record.target
-    packaged = (
-        target.name is not None
-        and len(target.name) <= 128
-        and session.get(Target, target.name) is not None
-    )
+    if target.verification_mode is not VerificationMode.REPLAY:
+        # Verified from a transcript or pinned receipts, not replayed: never ranked beside
+        # replayed runs on a public board, whatever target it names.
+        return TrustLabel.CUSTOMIZED
     label = label_for_target(
-        named=target.name is not None, packaged=packaged, calibrated=target.calibrated
+        named=target.name is not None,
+        packaged=_packaged(session, record),
+        calibrated=target.calibrated,
     )
     if label is TrustLabel.CANONICAL and deployment is not None:
         return TrustLabel(deployment.trust_label)
@@ -102,7 +114,12 @@ def _deployment_for(
 
 
 def ingest(
-    session: Session, owner_id: int, body: bytes, *, deployment_id: str | None = None
+    session: Session,
+    owner_id: int,
+    body: bytes,
+    *,
+    deployment_id: str | None = None,
+    bundled: bool = False,
 ) -> Ingested:
     """Check an upload's signature against the owner's keys and store it ``pending``.
 
@@ -111,11 +128,14 @@ def ingest(
     label) a record of an ``external_custom_runtime``. ``deployment_id``
     names the owner's deployment the run was played on. The same envelope
     sent again returns the run it made the first time. Commits once.
+
+    ``bundled``: the body is a run upload (``playproof/run-upload/v1``), the
+    envelope with a trusted-recorder transcript and contract, which are
+    stored as the run's artifacts in the same transaction (see
+    :mod:`playproof.service.runs.uploads`).
     """
-    try:
-        envelope = parse_envelope(body)
-    except FormatError as exc:
-        raise Problem(422, "envelope-well-formed", f"envelope-well-formed: {exc}") from exc
+    unpacked = unpack(body, bundled=bundled)
+    envelope = unpacked.envelope
     normalized = envelope.to_bytes()
     digest = hashlib.sha256(normalized).hexdigest()
     verdict = verify_envelope(envelope, owner_keys(session, owner_id))
@@ -133,6 +153,7 @@ def ingest(
             label.value,
             f"{label.value}: the record names no target, so the service cannot replay it",
         )
+    extras = side_artifacts(unpacked, record, _packaged(session, record))
     existing = session.scalar(select(Run).where(Run.envelope_sha256 == digest))
     if existing is not None:
         return Ingested(existing, created=False, record=record)
@@ -157,10 +178,28 @@ def ingest(
             record.accounting.spent_usd if record.accounting.unmeasured_decisions == 0 else None
         ),
         attempts=0,
+        agent=agent_of(record),
     )
-    stored, created = add_once(
-        session, run, lambda: session.scalar(select(Run).where(Run.envelope_sha256 == digest))
-    )
+
+    def raced() -> Run | None:
+        return session.scalar(select(Run).where(Run.envelope_sha256 == digest))
+
+    if extras:
+        # The transcript and contract are stored with the run in one transaction: the
+        # artifacts, then the run, then the links that name both (inserted in that order).
+        for extra in extras:
+            store_artifact(session, extra.content, extra.media_type)
+        session.add(run)
+        try:
+            session.flush()
+        except IntegrityError:
+            session.rollback()
+            found = raced()
+            if found is None:
+                raise
+            return Ingested(found, created=False, record=record)
+        session.add_all(RunArtifact(run_id=run.id, role=e.role, digest=e.digest) for e in extras)
+    stored, created = add_once(session, run, raced)
     return Ingested(stored, created=created, record=record)
 
 
@@ -194,12 +233,19 @@ MAX_APPEND_ATTEMPTS = 8
 
 
 def finish_run(
-    session: Session, run_id: str, report: VerificationReport, *, log: bool = False
+    session: Session,
+    run_id: str,
+    report: VerificationReport,
+    *,
+    log: bool = False,
+    artifacts: Sequence[ArtifactBytes] = (),
 ) -> bool:
     """Store a replay's verdict on a pending run; False if it was not pending.
 
     With ``log``, a verified run's record digest is appended to the
     transparency log in the same transaction: verified and logged, or neither.
+    ``artifacts`` (what the replay regenerated) are stored once per digest and
+    linked to the run in that transaction too.
     """
     status = RunStatus.VERIFIED if report.clean else RunStatus.REJECTED
     score = report.score if report.clean else None
@@ -225,6 +271,8 @@ def finish_run(
         )
         changed = bool(getattr(result, "rowcount", 0))
         try:
+            if changed and artifacts:
+                link_artifacts(session, run_id, artifacts)
             if changed and log and status is RunStatus.VERIFIED:
                 run = session.get(Run, run_id)
                 assert run is not None

@@ -14,11 +14,14 @@ import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from playproof.core.report import VerificationReport
+from playproof.service.artifacts.roles import ArtifactBytes
 from playproof.service.db import read_only
+from playproof.service.deployments.models import Deployment
 from playproof.service.grades.services import (
     finish_grade,
     get_grade,
@@ -28,6 +31,7 @@ from playproof.service.grades.services import (
 )
 from playproof.service.owners.services import owner_keys
 from playproof.service.runs.services import finish_run, get_run, pending_run_ids, replay_raised
+from playproof.service.runs.uploads import read_contract_artifact, uploaded_sides
 from playproof.sign import VerifyingKey
 
 __all__ = ["ReplayQueue", "make_replay_pool", "replay_signed"]
@@ -38,14 +42,39 @@ GRADE_PREFIX = "grade:"
 """In-flight grades are keyed apart from runs."""
 
 
-def replay_signed(envelope: bytes, key_pems: tuple[bytes, ...], delay_s: float = 0.0) -> str:
-    """Verify a signed record by replay (in a pool process); the report as JSON text."""
+Replayed = tuple[str, tuple[ArtifactBytes, ...]]
+"""What a replay sends back: the report as JSON text, and the artifacts it regenerated."""
+
+
+def replay_signed(
+    envelope: bytes,
+    key_pems: tuple[bytes, ...],
+    delay_s: float = 0.0,
+    deployed_envelope: str | None = None,
+    *,
+    transcript: bytes | None = None,
+    contract: bytes | None = None,
+) -> Replayed:
+    """Verify a signed record by replay (in a pool process): the report and the artifacts.
+
+    A record of a policy-bound target also gets its run events regenerated and
+    the deployed envelope (``deployed_envelope``, the deployment's, else the
+    target's) as artifacts; any other record gets none. A trusted-recorder
+    record is verified from ``transcript`` (its recorder key must be one of
+    the owner's keys) against ``contract`` (the stored contract artifact,
+    else the packaged target's); a platform-attested one from its pinned
+    responses.
+    """
     from playproof import verify_signed
+    from playproof.service.artifacts.replay import policy_artifacts
 
     if delay_s > 0:
         time.sleep(delay_s)
     keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
-    return verify_signed(envelope, keys).model_dump_json()
+    report = verify_signed(
+        envelope, keys, transcript=transcript, contract=read_contract_artifact(contract)
+    ).model_dump_json()
+    return report, policy_artifacts(envelope, deployed_envelope)
 
 
 def make_replay_pool(workers: int) -> ProcessPoolExecutor:
@@ -70,7 +99,7 @@ class ReplayQueue:
         self._log = log
         self._lock = threading.Lock()
         self._storing = threading.Lock()
-        self._inflight: dict[str, Future[str]] = {}
+        self._inflight: dict[str, Future[Any]] = {}
         self._closed = False
 
     def submit(self, run_id: str) -> None:
@@ -79,11 +108,16 @@ class ReplayQueue:
             run = get_run(session, run_id)
             envelope = run.envelope
             pems = tuple(key.to_pem() for key in owner_keys(session, run.owner_id))
+            deployment = session.get(Deployment, run.deployment_id) if run.deployment_id else None
+            deployed = deployment.policy_envelope if deployment is not None else None
+            sides = uploaded_sides(session, run_id)
         with self._lock:
             if self._closed or run_id in self._inflight:
                 return
             try:
-                future = self._executor.submit(replay_signed, envelope, pems, self._delay_s)
+                future = self._executor.submit(
+                    replay_signed, envelope, pems, self._delay_s, deployed, **sides
+                )
             except RuntimeError as exc:  # a broken or shut-down pool
                 # The run is stored; it stays pending and the next start replays it.
                 log.error("cannot start the replay of run %s: %s", run_id, exc)
@@ -129,8 +163,11 @@ class ReplayQueue:
         """Stop taking work; replays not stored stay pending for the next start."""
         with self._lock:
             self._closed = True
-            for future in self._inflight.values():
-                future.cancel()
+            waiting = list(self._inflight.values())
+        # Outside the lock: cancelling a queued replay runs its callback at once,
+        # and the callback takes the lock.
+        for future in waiting:
+            future.cancel()
         # Wait for a verdict being stored right now: the database closes after this.
         with self._storing:
             pass
@@ -176,7 +213,7 @@ class ReplayQueue:
         if not failed:
             self.submit(run_id)
 
-    def _store(self, run_id: str, future: Future[str]) -> None:
+    def _store(self, run_id: str, future: Future[Replayed]) -> None:
         with self._lock:
             self._inflight.pop(run_id, None)
         if future.cancelled():
@@ -187,8 +224,9 @@ class ReplayQueue:
             self._count_failure(run_id, error)
             return
         try:
-            report = VerificationReport.model_validate_json(future.result())
-        except ValueError as exc:
+            text, artifacts = future.result()
+            report = VerificationReport.model_validate_json(text)
+        except (ValueError, TypeError) as exc:
             self._count_failure(run_id, exc)
             return
         with self._storing:
@@ -196,7 +234,7 @@ class ReplayQueue:
                 return  # still pending: the next start replays it again
             session = self._sessions()
             try:
-                finish_run(session, run_id, report, log=self._log)
+                finish_run(session, run_id, report, log=self._log, artifacts=artifacts)
             except Exception:
                 log.exception("storing the verdict of run %s failed; it stays pending", run_id)
             finally:

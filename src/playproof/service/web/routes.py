@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
 from playproof.errors import PlayproofError
 from playproof.service.checks import GroupResult
@@ -241,6 +242,14 @@ async def _frames_of(request: Request, session: Session, run: Run) -> Any:
     record = signed_record(run)
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
+    mode = record.target.verification_mode
+    if mode is not VerificationMode.REPLAY:
+        raise Problem(
+            409,
+            "no-replay-frames",
+            f"run {run.id} was verified in {mode.value} mode, without re-executing the game: "
+            "it has no replayed frames; its run page says what the verdict trusted",
+        )
     cache = _frames_cache(request)
     try:
         return record, await run_in_threadpool(ensure_frames, cache, record, run.record_digest)

@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
 from playproof.service.checks import GroupResult
 from playproof.service.deployments.services import list_targets
@@ -97,6 +98,7 @@ SORT_LABELS = {
     "cost": "cost (lowest first, unmeasured last)",
     "turns": "turns (fewest first)",
     "submitted": "upload time (oldest first)",
+    "agent": "agent (A to Z)",
 }
 """How a page names each whole-board order of the service (``leaderboards.SORTS``)."""
 
@@ -110,13 +112,16 @@ def _agents(session: Session, run_ids: list[str]) -> dict[str, str]:
 
 
 def board_view(session: Session, board: BoardPage, sort: str) -> BoardView:
-    """The rows of ``board`` (already in ``sort`` order over the whole board) with their agents."""
-    agents = _agents(session, [row.run_id for row in board.rows])
+    """The rows of ``board`` (already in ``sort`` order over the whole board) with their agents.
+
+    The agent is the stored column; only a row without one has its record opened.
+    """
+    agents = _agents(session, [row.run_id for row in board.rows if row.agent is None])
     lines = [
         BoardLine(
             rank=row.rank,
             run_id=row.run_id,
-            agent=agents.get(row.run_id, "unknown"),
+            agent=row.agent or agents.get(row.run_id, "unknown"),
             earned=row.earned,
             earnable=row.earnable,
             cost_usd=row.cost_usd,
@@ -170,7 +175,11 @@ def run_view(
     else:
         verified = set(proof.run.verified_milestones)
         marks = [(c.id, c.turn) for c in record.claimed if c.id in verified]
-        source = "the record (open the replay viewer to recompute them)"
+        source = (
+            "the record (open the replay viewer to recompute them)"
+            if proof.run.verification_mode == VerificationMode.REPLAY.value
+            else "the record, checked against what the verdict trusts (there is no replay)"
+        )
         diverged = None
     failed = [
         f"{group.group}/{check.id}"

@@ -1,0 +1,1 @@
+"""Content-addressed evidence artifacts: what replay regenerated, stored once per digest."""
