@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,3 +306,77 @@ def test_the_submit_body_of_a_trusted_recorder_record_is_a_run_upload(
     answer = service.upload(body, token, **{"Content-Type": media_type})
     assert answer.status_code == 202, answer.text
     assert service.verdict(answer.json()["id"], token)["status"] == "verified"
+
+
+def test_two_records_racing_to_store_one_transcript_both_land(
+    service: Service,
+    signer: SigningKey,
+    desktop: Desktop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A concurrent upload that stored the same transcript first costs a retry, never a 500."""
+    from playproof.service.artifacts.models import Artifact
+    from playproof.service.runs import services as run_services
+
+    other = SigningKey.generate()
+    token = service.owner("race", (signer.verifying_key, other.verifying_key))
+    first = post_bundle(
+        service, bundle(desktop.record, signer, desktop.transcript, desktop.contract), token
+    )
+    assert first.status_code == 202, first.text
+    # The second upload's existence check "misses" once, as it does when the other
+    # upload commits between the check and the insert: its insert then collides.
+    real = run_services.store_artifact
+    missed: list[bool] = []
+
+    def racing(session: Any, content: bytes, media_type: str) -> Any:
+        if not missed:
+            missed.append(True)
+            digest = hashlib.sha256(content).hexdigest()
+            artifact = Artifact(
+                digest=digest, size=len(content), media_type=media_type, content=content
+            )
+            session.add(artifact)
+            return artifact
+        return real(session, content, media_type)
+
+    monkeypatch.setattr(run_services, "store_artifact", racing)
+    second = post_bundle(
+        service, bundle(desktop.record, other, desktop.transcript, desktop.contract), token
+    )
+    assert missed
+    assert second.status_code == 202, second.text
+    assert second.json()["id"] != first.json()["id"]
+    assert service.verdict(second.json()["id"], token)["status"] == "verified"
+
+
+def test_an_upload_that_keeps_colliding_gets_a_503_to_send_again(
+    service: Service,
+    signer: SigningKey,
+    desktop: Desktop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from playproof.service.artifacts.models import Artifact
+    from playproof.service.runs import services as run_services
+
+    other = SigningKey.generate()
+    token = service.owner("contended", (signer.verifying_key, other.verifying_key))
+    first = post_bundle(
+        service, bundle(desktop.record, signer, desktop.transcript, desktop.contract), token
+    )
+    assert first.status_code == 202, first.text
+
+    def always_colliding(session: Any, content: bytes, media_type: str) -> Any:
+        digest = hashlib.sha256(content).hexdigest()
+        artifact = Artifact(
+            digest=digest, size=len(content), media_type=media_type, content=content
+        )
+        session.add(artifact)
+        return artifact
+
+    monkeypatch.setattr(run_services, "store_artifact", always_colliding)
+    second = post_bundle(
+        service, bundle(desktop.record, other, desktop.transcript, desktop.contract), token
+    )
+    assert second.status_code == 503, second.text
+    assert second.json()["type"].endswith("/upload-contended")

@@ -187,17 +187,28 @@ def ingest(
     if extras:
         # The transcript and contract are stored with the run in one transaction: the
         # artifacts, then the run, then the links that name both (inserted in that order).
-        for extra in extras:
-            store_artifact(session, extra.content, extra.media_type)
-        session.add(run)
-        try:
-            session.flush()
-        except IntegrityError:
-            session.rollback()
-            found = raced()
-            if found is None:
-                raise
-            return Ingested(found, created=False, record=record)
+        for attempt in range(_ARTIFACT_RACE_ATTEMPTS):
+            try:
+                # Inside the try: looking up the next artifact flushes the one before.
+                for extra in extras:
+                    store_artifact(session, extra.content, extra.media_type)
+                session.add(run)
+                session.flush()
+                break
+            except IntegrityError:
+                session.rollback()
+                found = raced()
+                if found is not None:
+                    return Ingested(found, created=False, record=record)
+                # Another upload (another record, the same transcript) stored one of
+                # these artifacts first; it is there now, so the next attempt uses it.
+                if attempt + 1 == _ARTIFACT_RACE_ATTEMPTS:
+                    raise Problem(
+                        503,
+                        "upload-contended",
+                        "other uploads kept storing the same artifacts at the same moment; "
+                        "send the upload again",
+                    ) from None
         session.add_all(RunArtifact(run_id=run.id, role=e.role, digest=e.digest) for e in extras)
     stored, created = add_once(session, run, raced)
     return Ingested(stored, created=created, record=record)
@@ -227,6 +238,9 @@ def pending_run_ids(session: Session) -> list[str]:
     query = select(Run.id).where(Run.status == RunStatus.PENDING.value).order_by(Run.created_at)
     return list(session.scalars(query))
 
+
+_ARTIFACT_RACE_ATTEMPTS = 3
+"""How often an upload is stored again when a concurrent upload stored one of its artifacts."""
 
 MAX_APPEND_ATTEMPTS = 8
 """How often storing a verdict is retried when another process took the same log index."""
