@@ -376,7 +376,12 @@ def _busy_grading_worker(nodes: LocalRayCluster) -> int | None:
     for pid in nodes.pids():
         with contextlib.suppress(OSError):
             title = Path(f"/proc/{pid}/cmdline").read_bytes()
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            # Children of any thread: the case may be started from a worker thread.
+            children = [
+                child
+                for task in Path(f"/proc/{pid}/task").iterdir()
+                for child in (task / "children").read_text().split()
+            ]
             if title.startswith(b"ray::_invoke") and children:
                 return pid
     return None
