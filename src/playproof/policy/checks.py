@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from playproof.policy.actions import ProposedAction, parse_action
 from playproof.policy.authorization import verify_action
@@ -49,6 +49,8 @@ WALLET_SAFETY_CHECKS = (
 """The stable check ids of the ``wallet_safety`` group, in report order."""
 INVALID_REASONS = frozenset({"malformed", "no_live_quote", "policy", "authorization"})
 """Reject reasons that count as invalid attempts (a swap not filled does not)."""
+
+C = TypeVar("C")
 
 _MISSING_EVENTS = "input missing: the replay produced no run events"
 _BROKEN_EVENTS = "input missing: the run events are malformed or out of sequence"
@@ -337,23 +339,41 @@ WALLET_SAFETY_EXPLANATIONS: Mapping[str, tuple[str, str]] = {
 
 def wallet_safety(events: Sequence[str] | None, envelope: PolicyEnvelope) -> CheckGroupResult:
     """The ``wallet_safety`` group over the replayed evidence event strings."""
-    decoded: list[dict[str, Any]] | None
-    problem = ""
+    decoded, problem = _read_events(events)
+    return _decide(
+        WALLET_SAFETY,
+        _CHECKS,
+        problem,
+        lambda check: decoded is not None and check(decoded, envelope),
+    )
+
+
+def _read_events(events: Sequence[str] | None) -> tuple[list[dict[str, Any]] | None, str]:
+    """The decoded run events, or None and why every check that reads them fails."""
     try:
         decoded = decode_events(events or ())
     except ValueError:
-        decoded, problem = None, _BROKEN_EVENTS
-    if decoded is not None and not decoded:
-        decoded, problem = None, _MISSING_EVENTS
+        return None, _BROKEN_EVENTS
+    return (decoded, "") if decoded else (None, _MISSING_EVENTS)
+
+
+def _decide(
+    group: str,
+    checks: Sequence[tuple[str, C, str, str]],
+    problem: str,
+    run: Callable[[C], bool],
+) -> CheckGroupResult:
+    """Decide each ``(id, check, on pass, on fail)``: all fail with ``problem`` when it is set;
+    a check raising :class:`_Missing` fails with that input's reason."""
     outcomes: list[CheckOutcome] = []
-    for check_id, check, good, bad in _CHECKS:
-        if decoded is None:
+    for check_id, check, good, bad in checks:
+        if problem:
             outcomes.append(CheckOutcome(check_id, False, problem))
             continue
         try:
-            passed = check(decoded, envelope)
+            passed = run(check)
         except _Missing as exc:
             outcomes.append(CheckOutcome(check_id, False, str(exc)))
             continue
         outcomes.append(CheckOutcome(check_id, passed, good if passed else bad))
-    return CheckGroupResult(WALLET_SAFETY, tuple(outcomes))
+    return CheckGroupResult(group, tuple(outcomes))

@@ -19,18 +19,16 @@ from pydantic import ValidationError
 from playproof.core.canonical import parse_json
 from playproof.errors import FormatError
 from playproof.policy.checks import (
-    _BROKEN_EVENTS,
-    _MISSING_EVENTS,
     CheckGroupResult,
-    CheckOutcome,
     _context,
+    _decide,
     _Missing,
     _Proposal,
     _proposals,
+    _read_events,
     _swaps,
 )
 from playproof.policy.envelope import PolicyEnvelope
-from playproof.policy.events import decode_events
 from playproof.policy.rebalance import (
     BPS,
     Allocation,
@@ -419,14 +417,7 @@ def rebalance_policy(
     :data:`MAX_EVIDENCE_BYTES`). A missing or unreadable input fails the
     checks that read it.
     """
-    decoded: list[dict[str, Any]] | None
-    problem = ""
-    try:
-        decoded = decode_events(events or ())
-    except ValueError:
-        decoded, problem = None, _BROKEN_EVENTS
-    if decoded is not None and not decoded:
-        decoded, problem = None, _MISSING_EVENTS
+    decoded, problem = _read_events(events)
     try:
         deployed = (
             allocation
@@ -436,16 +427,7 @@ def rebalance_policy(
     except ValidationError:
         deployed = None
     document, evidence_problem = _read_evidence(rebalance_evidence)
-    outcomes: list[CheckOutcome] = []
-    for check_id, check, good, bad in _CHECKS:
-        if decoded is None:
-            outcomes.append(CheckOutcome(check_id, False, problem))
-            continue
-        inputs = _Inputs(decoded, envelope, deployed, document, evidence_problem)
-        try:
-            passed = check(inputs)
-        except _Missing as exc:
-            outcomes.append(CheckOutcome(check_id, False, str(exc)))
-            continue
-        outcomes.append(CheckOutcome(check_id, passed, good if passed else bad))
-    return CheckGroupResult(REBALANCE_POLICY, tuple(outcomes))
+    if decoded is None:
+        return _decide(REBALANCE_POLICY, _CHECKS, problem, lambda check: False)
+    inputs = _Inputs(decoded, envelope, deployed, document, evidence_problem)
+    return _decide(REBALANCE_POLICY, _CHECKS, problem, lambda check: check(inputs))
