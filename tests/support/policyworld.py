@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from playproof.policy.checks import CheckGroupResult, wallet_safety
 from playproof.policy.envelope import example_envelope
@@ -48,9 +48,17 @@ def envelope(**changes: Any) -> dict[str, Any]:
     return {**example_envelope(), **changes}
 
 
-def play(lines: Sequence[str], *, seed: int = 0, **options: Any) -> Played:
-    """Play ``lines`` from ``seed`` on a fresh swap game and run ``wallet_safety``."""
-    game = SwapGame(**options)
+G = TypeVar("G", bound=SwapGame)
+
+Trace = tuple[tuple[str, ...], tuple[str, ...], tuple[dict[str, int], ...]]
+"""What a played game left: its events, state digests and balances after each step."""
+
+
+def step_through(make: Callable[[], G], seed: int, lines: Sequence[str]) -> tuple[G, G, Trace]:
+    """Play ``lines`` from ``seed`` on ``make()``'s game, keeping the events, digests and
+    balances after every step; the events are checked equal to a replay on another ``make()``,
+    which is returned second (replayed) for further checks."""
+    game = make()
     game.reset(seed)
     events = list(game.evidence().events)
     digests = [game.evidence().save_hash or ""]
@@ -61,16 +69,26 @@ def play(lines: Sequence[str], *, seed: int = 0, **options: Any) -> Played:
         events.extend(snapshot.events)
         digests.append(snapshot.save_hash or "")
         balances.append(game._world.balances() if game._world else {})
-    assert tuple(events) == replay_events(SwapGame(**options), seed, lines)
-    return Played(
-        game, tuple(events), wallet_safety(events, game.envelope), tuple(digests), tuple(balances)
-    )
+    replayed = make()
+    assert tuple(events) == replay_events(replayed, seed, lines)
+    return game, replayed, (tuple(events), tuple(digests), tuple(balances))
+
+
+def play(lines: Sequence[str], *, seed: int = 0, **options: Any) -> Played:
+    """Play ``lines`` from ``seed`` on a fresh swap game and run ``wallet_safety``."""
+    game, _, (events, digests, balances) = step_through(lambda: SwapGame(**options), seed, lines)
+    return Played(game, events, wallet_safety(events, game.envelope), digests, balances)
+
+
+def packaged_with(name: str, game_class: type[SwapGame], **options: Any) -> Target:
+    """The packaged target ``name`` with other options (and the build they give)."""
+    packaged = get_target(name)
+    merged = {**packaged.spec.options, **options}
+    digest = game_class(**merged).descriptor.build.digest
+    spec = packaged.spec.model_copy(update={"options": merged, "build_digest": digest})
+    return replace(packaged, spec=spec)
 
 
 def swap_target(**options: Any) -> Target:
     """The packaged ``solana/swap`` target with other options (and the build they give)."""
-    packaged = get_target("solana/swap")
-    merged = {**packaged.spec.options, **options}
-    digest = SwapGame(**merged).descriptor.build.digest
-    spec = packaged.spec.model_copy(update={"options": merged, "build_digest": digest})
-    return replace(packaged, spec=spec)
+    return packaged_with("solana/swap", SwapGame, **options)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from policyworld import packaged_with, step_through
 
 from playproof.policy.checks import CheckGroupResult
 from playproof.policy.events import decode_events
@@ -16,8 +18,7 @@ from playproof.policy.rebalance_game import (
     example_allocation,
     example_rebalance_envelope,
 )
-from playproof.policy.replay import replay_events
-from playproof.targets import Target, get_target
+from playproof.targets import Target
 
 REBALANCE_REFERENCE = (
     "quote USDC JUP 1000",
@@ -80,19 +81,9 @@ def allocation(**changes: Any) -> dict[str, Any]:
 
 def play_rebalance(lines: Sequence[str], *, seed: int = 0, **options: Any) -> PlayedRebalance:
     """Play ``lines`` from ``seed`` on a fresh rebalance game and run both groups."""
-    game = RebalanceGame(**options)
-    game.reset(seed)
-    events = list(game.evidence().events)
-    digests = [game.evidence().save_hash or ""]
-    balances = [game._world.balances() if game._world else {}]
-    for line in lines:
-        game.step(line)
-        snapshot = game.evidence()
-        events.extend(snapshot.events)
-        digests.append(snapshot.save_hash or "")
-        balances.append(game._world.balances() if game._world else {})
-    again = RebalanceGame(**options)
-    assert tuple(events) == replay_events(again, seed, lines)
+    game, again, (events, digests, balances) = step_through(
+        lambda: RebalanceGame(**options), seed, lines
+    )
     assert again.rebalance_evidence() == game.rebalance_evidence()
     safety, policy = policy_groups(
         "solana/rebalance",
@@ -114,8 +105,4 @@ def play_rebalance(lines: Sequence[str], *, seed: int = 0, **options: Any) -> Pl
 
 def rebalance_target(**options: Any) -> Target:
     """The packaged ``solana/rebalance`` target with other options (and the build they give)."""
-    packaged = get_target("solana/rebalance")
-    merged = {**packaged.spec.options, **options}
-    digest = RebalanceGame(**merged).descriptor.build.digest
-    spec = packaged.spec.model_copy(update={"options": merged, "build_digest": digest})
-    return replace(packaged, spec=spec)
+    return packaged_with("solana/rebalance", RebalanceGame, **options)
