@@ -176,6 +176,9 @@ def _start_cluster(workers: int) -> tuple[Any, str, float]:
     folder = tempfile.mkdtemp(prefix="ppray")  # short: Ray's socket paths live under it
     per_node = max(1, workers // 2)
     common = {"num_cpus": per_node, "temp_dir": folder}
+    # Ray's cluster helper writes the head's address under Ray's default temporary
+    # folder whatever ``temp_dir`` says; on a fresh machine that folder is missing.
+    os.makedirs(os.path.join(tempfile.gettempdir(), "ray"), exist_ok=True)
     started = time.perf_counter()
     cluster = Cluster(initialize_head=True, head_node_args={**common, "include_dashboard": False})
     cluster.add_node(**common)

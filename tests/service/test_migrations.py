@@ -236,3 +236,34 @@ def test_runs_stored_before_0005_get_their_agent_and_lose_the_column_going_down(
         assert again == agents
     finally:
         engine.dispose()
+
+
+def test_0006_adds_the_stored_proof_columns_and_lz4_where_the_server_has_it(
+    database_url: str,
+) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "0005")
+        assert "proof_document" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+        upgrade(engine)
+        columns = {c["name"] for c in inspect(engine).get_columns("runs")}
+        assert {"proof_document", "proof_key"} <= columns
+        if engine.dialect.name == "postgresql":
+            with engine.connect() as connection:
+                methods = connection.execute(
+                    text(
+                        "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'"
+                    )
+                ).scalar()
+                stored = connection.execute(
+                    text(
+                        "SELECT attcompression FROM pg_attribute WHERE attrelid = 'runs'::regclass "
+                        "AND attname = 'envelope'"
+                    )
+                ).scalar()
+            assert stored == ("l" if "lz4" in methods else "")
+        downgrade(engine, "0005")
+        assert "proof_key" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+        upgrade(engine)
+    finally:
+        engine.dispose()

@@ -54,10 +54,49 @@ def test_a_cached_document_is_the_document_built_afresh(
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
     run_id = _upload_verified(service, signer, record_2048, token)
+    with service.sessions() as session:  # rendered when the verdict was stored
+        assert get_run(session, run_id).proof_document is not None
     first = _proof(service, run_id)
     cache = service.client.app.state.service.proof_cache
-    assert len(cache) == 1  # a finished run's document is kept
+    assert len(cache) == 0  # served from the row: nothing built, nothing kept in the process
     assert _proof(service, run_id) == first == _fresh(service, run_id)
+
+
+def test_a_run_stored_without_its_document_is_built_and_kept_in_the_process(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)
+    with service.sessions() as session:  # as a run finished before the column existed
+        session.execute(
+            update(Run).where(Run.id == run_id).values(proof_document=None, proof_key=None)
+        )
+        session.commit()
+    first = _proof(service, run_id)
+    assert len(service.client.app.state.service.proof_cache) == 1
+    assert _proof(service, run_id) == first == _fresh(service, run_id)
+
+
+@pytest.mark.parametrize("what", ["key", "row"])
+def test_a_stored_document_whose_key_no_longer_matches_is_never_served(
+    service: Service, signer: SigningKey, record_2048: RunRecord, what: str
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)
+    planted = b'{"planted":"STALE-DOCUMENT","transparency":'
+    with service.sessions() as session:
+        values: dict[str, Any] = {"proof_document": planted}
+        if what == "key":  # built by another verifier version, say
+            values["proof_key"] = "0" * 64
+        else:  # the row moved on after the document was stored
+            values["trust_label"] = "benchmark_compatible_customized_instance"
+        session.execute(update(Run).where(Run.id == run_id).values(**values))
+        session.commit()
+    headers = {"Authorization": f"Bearer {token}"}
+    answer = service.client.get(f"/api/v1/verifier/runs/{run_id}", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert b"STALE-DOCUMENT" not in answer.content
+    assert answer.json() == _fresh(service, run_id)
 
 
 def test_a_new_log_head_gets_a_new_inclusion_proof(
@@ -170,6 +209,9 @@ def test_polling_a_status_does_not_parse_the_record_again(
     accepted = service.upload(signed_2048, token)
     run_id = accepted.json()["id"]
     stop = accepted.json()["stop_reason"]
+    # Once the verdict (and the proof document rendered with it) is stored, so that
+    # only the polls are counted.
+    assert service.verdict(run_id)["status"] == "verified"
     monkeypatch.setattr(run_services, "parse_run_record", counting)
     for _ in range(5):
         answer = service.client.get(f"/api/v1/runs/{run_id}").json()

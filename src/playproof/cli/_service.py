@@ -60,6 +60,9 @@ MAX_RESPONSE_BYTES = 1024 * 1024
 DEFAULT_WAIT_S = 600.0
 """How long ``submit`` waits for the server's verdict by default."""
 POLL_INTERVAL_S = 0.5
+"""The pause between status requests when a server answers a long poll at once."""
+LONG_POLL_S = 10.0
+"""How long each status request asks the server to hold it for the verdict (``?wait=``)."""
 
 DatabaseUrl = Annotated[
     str | None,
@@ -372,7 +375,11 @@ def submit(
 def _await_verdict(
     client: httpx.Client, base: str, answer: dict[str, Any], wait: float, *, quiet: bool
 ) -> dict[str, Any]:
-    """Poll the run's status until it is not pending, within ``wait`` seconds."""
+    """Ask for the run's status until it is not pending, within ``wait`` seconds.
+
+    Each request is a long poll (``?wait=``): the server answers when the
+    verdict is stored, so the verdict shows without a polling delay.
+    """
     from contextlib import nullcontext
 
     from rich.status import Status
@@ -391,8 +398,14 @@ def _await_verdict(
                     f"run {answer['id']} is still pending after {wait:.0f} s; "
                     f"its status is at {url}"
                 )
-            time.sleep(POLL_INTERVAL_S)
-            status, answer = _request(client, "GET", url)
+            # A long poll: the server answers as soon as the verdict is stored.
+            hold = max(0.0, min(LONG_POLL_S, deadline - time.monotonic()))
+            asked = time.monotonic()
+            status, answer = _request(
+                client, "GET", url, params={"wait": f"{hold:.1f}"}, timeout=hold + HTTP_TIMEOUT_S
+            )
             if status != 200 or not isinstance(answer, dict):
                 raise ServiceError(f"the service answered {status} for {url}")
+            if answer.get("status") == "pending" and time.monotonic() - asked < POLL_INTERVAL_S:
+                time.sleep(POLL_INTERVAL_S)  # a server that does not hold polls: do not flood it
     return answer

@@ -9,11 +9,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from playproof.errors import ServiceError
 from playproof.service.db import (
@@ -41,6 +42,31 @@ __all__ = ["create_app", "prepare_database"]
 
 UPLOAD_PATHS = frozenset({"/api/v1/runs", "/api/v1/grades"})
 """Routes that bound their own (larger) bodies."""
+
+
+class DeclaredBodyLimit:
+    """Refuse (413) a request whose declared body is over ``MAX_REQUEST_BYTES``, unread.
+
+    Uploads bound themselves (a larger limit, read in chunks). A plain ASGI
+    middleware: Starlette's ``BaseHTTPMiddleware`` ran every request through a
+    task group and a response stream, which cost more than most routes.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in UPLOAD_PATHS:
+            for name, value in scope["headers"]:
+                if name == b"content-length":
+                    if not value.isdigit() or int(value) > MAX_REQUEST_BYTES:
+                        problem = Problem(
+                            413, "too-large", f"a body is at most {MAX_REQUEST_BYTES} bytes here"
+                        )
+                        await problem.response()(scope, receive, send)
+                        return
+                    break
+        await self.app(scope, receive, send)
 
 
 def prepare_database(settings: ServiceSettings) -> None:
@@ -98,22 +124,7 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     )
     install_problem_handlers(app)
 
-    @app.middleware("http")
-    async def bound_request_bodies(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        # Uploads bound themselves (a larger limit, read in chunks); everything
-        # else is refused by its declared length before any of it is read.
-        if request.url.path not in UPLOAD_PATHS:
-            declared = request.headers.get("content-length")
-            if declared is not None and (
-                not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES
-            ):
-                return Problem(
-                    413, "too-large", f"a body is at most {MAX_REQUEST_BYTES} bytes here"
-                ).response()
-        return await call_next(request)
-
+    app.add_middleware(DeclaredBodyLimit)
     app.include_router(run_routes.router)
     app.include_router(proof_routes.router)
     app.include_router(log_routes.router)

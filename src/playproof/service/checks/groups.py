@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from playproof.checks import CheckGroup, CheckSpec, GroupResult, run_group
-from playproof.core.record import StopReason
+from playproof.core.record import DecisionLog, StopReason
 from playproof.service.checks.evidence import StoredEvidence
 from playproof.service.checks.policy import POLICY_GROUPS, decide_policy_group
 
@@ -87,20 +87,22 @@ def _limits_and_accounting(evidence: StoredEvidence) -> Mapping[str, bool]:
     record = evidence.record
     if record is None:
         return {"record-readable": False}
-    limits, decisions = record.limits, record.decisions
-    # Summed left to right, as the recorder sums them: equal means equal.
-    spent, latency, unmeasured = 0.0, 0.0, 0
+    limits, decisions = record.limits, DecisionLog.of(record.decisions)
+    # Summed left to right, as the recorder sums them: equal means equal. Over the
+    # columns: building a model per decision cost most of a long run's proof.
+    spent, unmeasured = 0.0, 0
     overrun = False
-    for decision in decisions:
-        if limits.budget_usd is not None and (
-            decision.cost_usd is None or spent >= limits.budget_usd
-        ):
+    budget = limits.budget_usd
+    for cost in decisions.costs_usd:
+        if budget is not None and (cost is None or spent >= budget):
             overrun = True
-        if decision.cost_usd is None:
+        if cost is None:
             unmeasured += 1
         else:
-            spent += decision.cost_usd
-        latency += decision.latency_ms
+            spent += cost
+    latency = 0.0
+    for one in decisions.latencies_ms:
+        latency += one
     count = len(decisions)
     stop = record.stop_reason
     stop_ok = {

@@ -105,12 +105,16 @@ class LogCache:
         """How many leaves are cached."""
         return self._tree.size
 
-    def sync(self, session: Session) -> int:
-        """Catch up with the leaves ``session`` sees; the stored size."""
-        # The newest index, not a count: an index lookup on both databases
-        # (indices have no gaps: each is the count when it was appended).
-        newest = session.scalar(select(func.max(LogLeaf.leaf_index)))
-        stored = 0 if newest is None else int(newest) + 1
+    def sync(self, session: Session, stored: int | None = None) -> int:
+        """Catch up with the leaves ``session`` sees; the stored size.
+
+        ``stored``: the size, when the caller read it in ``session`` already.
+        """
+        if stored is None:
+            # The newest index, not a count: an index lookup on both databases
+            # (indices have no gaps: each is the count when it was appended).
+            newest = session.scalar(select(func.max(LogLeaf.leaf_index)))
+            stored = 0 if newest is None else int(newest) + 1
         with self._lock:
             while self._tree.size < stored:
                 start = self._tree.size
@@ -129,8 +133,8 @@ class LogCache:
                     self._stamps.append(newest)
         return stored
 
-    def _size(self, session: Session, size: int | None) -> int:
-        stored = self.sync(session)
+    def _size(self, session: Session, size: int | None, stored: int | None = None) -> int:
+        stored = self.sync(session, stored)
         if size is None:
             return stored
         if not 0 <= size <= stored:
@@ -162,10 +166,19 @@ class LogCache:
         return head
 
     def inclusion(
-        self, session: Session, leaf_index: int, key: SigningKey, size: int | None = None
+        self,
+        session: Session,
+        leaf_index: int,
+        key: SigningKey,
+        size: int | None = None,
+        *,
+        stored: int | None = None,
     ) -> tuple[TreeHead, InclusionProof]:
-        """The signed head of ``size`` leaves and the inclusion proof of ``leaf_index`` in it."""
-        size = self._size(session, size)
+        """The signed head of ``size`` leaves and the inclusion proof of ``leaf_index`` in it.
+
+        ``stored``: the log's size as ``session`` sees it, when already read.
+        """
+        size = self._size(session, size, stored)
         if not 0 <= leaf_index < size:
             raise Problem(
                 404, "unknown-leaf", f"leaf {leaf_index} is not in a tree of {size} leaves"

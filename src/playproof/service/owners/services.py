@@ -99,11 +99,17 @@ def owner_for_token(session: Session, token: str) -> Owner | None:
     if not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
         return None
     digest = token_digest(token)
-    stored = session.scalar(select(ApiToken).where(ApiToken.token_sha256 == digest))
+    # One query for the token and its owner (every authenticated request asks this).
+    found = session.execute(
+        select(Owner, ApiToken.token_sha256)
+        .join(ApiToken, ApiToken.owner_id == Owner.id)
+        .where(ApiToken.token_sha256 == digest)
+    ).first()
     # The lookup is by digest; compare again in constant time for good measure.
-    if stored is None or not hmac.compare_digest(stored.token_sha256, digest):
+    if found is None or not hmac.compare_digest(found[1], digest):
         return None
-    return session.get(Owner, stored.owner_id)
+    owner: Owner = found[0]
+    return owner
 
 
 def owner_keys(session: Session, owner_id: int) -> list[VerifyingKey]:

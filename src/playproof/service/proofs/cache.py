@@ -1,15 +1,23 @@
-"""Serialized proof documents of finished runs, kept in the process.
+"""Serialized proof documents of finished runs: stored with the verdict, kept in the process.
 
 A run's proof document changes only when the run does (its verdict, its
 label, its deployment) and, for a logged run, when the transparency log
 grows (the inclusion proof is against the newest head). So the document is
-cached as JSON bytes *without* its transparency block, under a fingerprint of
-the run row as read for the request; the block is attached per request for
-the tree size the request's session sees. A run whose row changed (a pending
-run that got its verdict, a relabelled run) has a new fingerprint and is
-rebuilt, so a cached verdict is never served after the row moved on.
+kept as JSON bytes *without* its transparency block, under a key made from
+the run row's verdict columns, and the block is attached per request for the
+tree size the request's session sees. A run whose row changed (a pending run
+that got its verdict, a relabelled run) has a new key and is rebuilt, so a
+kept verdict is never served after the row moved on.
 
-Pending runs are not cached: their document is about to change.
+Two places keep documents: the run row itself (``runs.proof_document``,
+rendered in the transaction that stores the verdict, so every process and
+every restart serves it at once), and an in-process least-recently-used
+cache for runs whose stored document is missing (runs finished before the
+column existed) or stale (built by another verifier version). Pending runs
+are kept nowhere: their document is about to change.
+
+Serving a stored document costs one query: the row's narrow columns, the
+stored document, the run's log leaf and the log's size, read together.
 """
 
 from __future__ import annotations
@@ -18,20 +26,30 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from playproof.service.log.services import LogCache, leaf_of
+from playproof.service.deployments.services import require_read
+from playproof.service.log.models import LogLeaf
+from playproof.service.log.services import LogCache, as_utc, leaf_of
+from playproof.service.problems import Problem
 from playproof.service.proofs.models import TransparencyBlock
-from playproof.service.proofs.services import proof_document
+from playproof.service.proofs.services import proof_document, verifier_version
 from playproof.service.runs.models import Run, RunStatus
+from playproof.service.runs.services import RUN_ID, get_run
 from playproof.sign import SigningKey
 
 __all__ = [
     "MAX_CACHED_PROOFS",
     "CachedProof",
     "ProofCache",
+    "RowState",
     "proof_bytes",
+    "read_proof",
+    "render_proof",
     "run_fingerprint",
 ]
 
@@ -43,15 +61,40 @@ _OPEN_TAIL = b'"transparency":null}'
 Fingerprint = tuple[object, ...]
 
 
-def run_fingerprint(run: Run) -> Fingerprint | None:
-    """What a run's cached document depends on in its row; None: do not cache it (pending)."""
+@dataclass(frozen=True)
+class RowState:
+    """The columns of a run row that its proof document depends on (and read access needs)."""
+
+    id: str
+    owner_id: int
+    status: str
+    report: str | None
+    finished_at: datetime | None
+    trust_label: str
+    deployment_id: str | None
+    attempts: int
+    error_kind: str | None
+    record_digest: str
+    envelope_sha256: str
+
+    @classmethod
+    def of(cls, run: Run) -> RowState:
+        """The state of a loaded run."""
+        return cls(**{name: getattr(run, name) for name in _STATE_COLUMNS})
+
+
+_STATE_COLUMNS = tuple(RowState.__dataclass_fields__)
+
+
+def run_fingerprint(run: Run | RowState) -> Fingerprint | None:
+    """What a run's kept document depends on in its row; None: do not keep it (pending)."""
     if run.status == RunStatus.PENDING.value:
         return None
     report = hashlib.sha256(run.report.encode("utf-8")).digest() if run.report else None
     return (
         run.status,
         report,
-        run.finished_at,
+        as_utc(run.finished_at).isoformat() if run.finished_at else None,
         run.trust_label,
         run.deployment_id,
         run.attempts,
@@ -59,6 +102,12 @@ def run_fingerprint(run: Run) -> Fingerprint | None:
         run.record_digest,
         run.envelope_sha256,
     )
+
+
+def proof_key(fingerprint: Fingerprint) -> str:
+    """The stored key of a document built from a row with ``fingerprint`` by this version."""
+    text = repr((verifier_version(), *fingerprint)).encode("utf-8")
+    return hashlib.sha256(text).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -119,10 +168,26 @@ class ProofCache:
                 self._items.popitem(last=False)
 
 
+def render_proof(session: Session, run: Run) -> tuple[bytes, str] | None:
+    """A finished run's document without its transparency value, and its key, for storing.
+
+    None for a pending run, or a document that does not end as expected.
+    """
+    fingerprint = run_fingerprint(run)
+    if fingerprint is None:
+        return None
+    head = split_document(proof_document(session, run, None).model_dump_json().encode("utf-8"))
+    return None if head is None else (head, proof_key(fingerprint))
+
+
 def _transparency_bytes(
-    session: Session, leaf_index: int, log_key: SigningKey, log_cache: LogCache
+    session: Session,
+    leaf_index: int,
+    log_key: SigningKey,
+    log_cache: LogCache,
+    stored: int | None = None,
 ) -> bytes:
-    head, proof = log_cache.inclusion(session, leaf_index, log_key)
+    head, proof = log_cache.inclusion(session, leaf_index, log_key, stored=stored)
     block = TransparencyBlock(
         log_id=log_key.key_id, leaf_index=leaf_index, tree_head=head, inclusion_proof=proof
     )
@@ -170,3 +235,59 @@ def proof_bytes(
     if leaf_index is None or log_key is None:
         return entry.with_transparency(None)
     return entry.with_transparency(_transparency_bytes(session, leaf_index, log_key, log_cache))
+
+
+def _row_query() -> Any:
+    newest = select(func.max(LogLeaf.leaf_index)).scalar_subquery()
+    return (
+        select(
+            *(getattr(Run, name) for name in _STATE_COLUMNS),
+            Run.proof_document,
+            Run.proof_key,
+            LogLeaf.leaf_index,
+            newest.label("newest_leaf"),
+        )
+        .outerjoin(LogLeaf, LogLeaf.run_id == Run.id)
+        .where(Run.id == bindparam("run_id"))
+    )
+
+
+_ROW_QUERY = _row_query()
+"""Built once: building a statement cost more than running it."""
+
+
+def read_proof(
+    session: Session,
+    run_id: str,
+    viewer: int | None,
+    log_key: SigningKey | None,
+    log_cache: LogCache,
+    cache: ProofCache,
+) -> bytes:
+    """The proof document of ``run_id`` as JSON bytes, for ``viewer`` (an owner id or None).
+
+    A stored document whose key still matches its row is served from that one
+    query; otherwise the document comes from :func:`proof_bytes` (the
+    in-process cache, else built). Read access is checked first either way.
+    """
+    # An id that is not one (a NUL byte, a megabyte) is unknown without asking the database.
+    # Run on the session's connection: a plain row, no ORM objects to build.
+    found = RUN_ID.fullmatch(run_id)
+    row = session.connection().execute(_ROW_QUERY, {"run_id": run_id}).first() if found else None
+    if row is None:
+        raise Problem(404, "unknown-run", f"no run with id {run_id[:64]!r}")
+    values = row._mapping
+    state = RowState(**{name: values[name] for name in _STATE_COLUMNS})
+    require_read(state.trust_label, state.owner_id, viewer, f"run {state.id}")
+    fingerprint = run_fingerprint(state)
+    stored = values["proof_document"]
+    if fingerprint is None or stored is None or values["proof_key"] != proof_key(fingerprint):
+        return proof_bytes(session, get_run(session, run_id), log_key, log_cache, cache)
+    leaf_index = values["leaf_index"]
+    newest = values["newest_leaf"]
+    entry = CachedProof(fingerprint=fingerprint, head=bytes(stored), leaf_index=leaf_index)
+    if leaf_index is None or log_key is None:
+        return entry.with_transparency(None)
+    size = 0 if newest is None else int(newest) + 1
+    block = _transparency_bytes(session, leaf_index, log_key, log_cache, stored=size)
+    return entry.with_transparency(block)

@@ -12,7 +12,7 @@ from playproof.service.checks import GroupResult, is_group_name
 from playproof.service.db import read_only
 from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
 from playproof.service.problems import Problem, problem_responses
-from playproof.service.proofs.cache import proof_bytes
+from playproof.service.proofs.cache import read_proof
 from playproof.service.proofs.models import ProofDocument
 from playproof.service.proofs.services import check_run_read, group_result
 from playproof.service.runs.services import get_run
@@ -45,9 +45,14 @@ async def proof(run_id: str, request: Request) -> Response:
         # viewer and the document), and the bytes are served as they are.
         viewer = optional_owner(request)
         with read_only(state.sessions) as session:
-            run = get_run(session, run_id)
-            check_run_read(run, viewer.id if viewer else None)
-            return proof_bytes(session, run, state.log_key, state.log_cache, state.proof_cache)
+            return read_proof(
+                session,
+                run_id,
+                viewer.id if viewer else None,
+                state.log_key,
+                state.log_cache,
+                state.proof_cache,
+            )
 
     return Response(await run_in_threadpool(build), media_type="application/json")
 

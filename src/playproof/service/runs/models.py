@@ -85,3 +85,10 @@ class Run(Base):
     error_kind: Mapped[str | None] = mapped_column(String(64))
     agent: Mapped[str | None] = mapped_column(String(AGENT_CHARS))
     """The record's actor as ``KIND:ID``; boards sort on it (None: the record was unreadable)."""
+    proof_document: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    """The public proof document rendered when the verdict was stored, up to (not
+    including) its transparency value; served only while ``proof_key`` still matches
+    the row (see :mod:`playproof.service.proofs.stored`). Any writer that changes what
+    a finished run's document says must clear it."""
+    proof_key: Mapped[str | None] = mapped_column(String(64))
+    """What ``proof_document`` was built from (verifier version and verdict columns)."""

@@ -124,7 +124,7 @@ async def upload_run(
             made = ingest(session, owner.id, body, deployment_id=deployment, bundled=bundled)
             document = status_document(made.run, made.record)
         if made.created:  # stored and committed: hand it to the replays in the same trip
-            state.queue.submit(document.id)
+            state.queue.submit(document.id, made.job)
         return document, made.created
 
     document, created = await run_in_threadpool(store)
@@ -133,25 +133,59 @@ async def upload_run(
     return document
 
 
+MAX_STATUS_WAIT_S = 30.0
+"""The longest a status request may wait for a verdict (``?wait=``)."""
+
+
 @router.get(
     "/{run_id}",
     response_model=RunStatusDocument,
     responses=problem_responses(401, 403, 404, 422),
     summary="A run's verification status",
 )
-async def run_status(run_id: str, request: Request) -> RunStatusDocument:
+async def run_status(
+    run_id: str,
+    request: Request,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_STATUS_WAIT_S,
+            description=(
+                "Seconds to wait for the verdict of a pending run before answering "
+                "(a long poll; 0 answers at once)."
+            ),
+        ),
+    ] = 0.0,
+) -> RunStatusDocument:
     """``pending``, ``verified``, ``rejected`` or ``failed`` (apart from the run's stop reason).
 
-    A customized instance's status is its owner's only (401/403).
+    A customized instance's status is its owner's only (401/403). With
+    ``wait``, a pending run's answer comes as soon as its verdict is stored
+    (or when the wait is over, still ``pending``), so clients need not poll.
     """
     state = service_state(request)
+    viewer: list[int | None] = []
 
     def read() -> RunStatusDocument:
         # Clients poll this while the replay runs: one trip to a worker thread.
-        viewer = optional_owner(request)
+        if not viewer:
+            owner = optional_owner(request)
+            viewer.append(owner.id if owner else None)
         with read_only(state.sessions) as session:
-            run = get_run(session, run_id)
-            check_run_read(run, viewer.id if viewer else None)
-            return status_document(run)
+            run = get_run(session, run_id, envelope=False)
+            check_run_read(run, viewer[0])
+            return status_document(run)  # reads the envelope only for an unknown stop reason
 
-    return await run_in_threadpool(read)
+    document = await run_in_threadpool(read)
+    if wait > 0 and document.status == "pending":
+        latest = document
+
+        async def still_pending() -> bool:
+            nonlocal latest
+            latest = await run_in_threadpool(read)
+            return latest.status == "pending"
+
+        await state.queue.settled(run_id, wait, still_pending)
+        document = latest
+    return document

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from playproof.core.canonical import parse_json
 from playproof.core.game import VerificationMode
@@ -26,18 +27,22 @@ from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import Run, RunStatus, agent_of
+from playproof.service.runs.uploads import SIDE_NAMES as _SIDE_NAMES
 from playproof.service.runs.uploads import side_artifacts, unpack
 from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import (
     MAX_ENVELOPE_BYTES,
+    RUN_RECORD,
     RUN_RECORD_SUBJECT,
     parse_envelope,
-    verify_envelope,
+    verify_statement,
 )
 
 __all__ = [
     "MAX_REPLAY_ATTEMPTS",
+    "RUN_ID",
     "Ingested",
+    "ReplayJob",
     "finish_run",
     "get_run",
     "ingest",
@@ -48,21 +53,49 @@ __all__ = [
 ]
 
 
-_RUN_ID = re.compile(r"[0-9a-f]{32}")
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+"""What a run id looks like: 32 lowercase hex digits."""
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """What the server's replay of one run needs, as read at upload (no second read).
+
+    ``envelope`` is the stored (normalized) envelope, ``key_pems`` the owner's
+    keys, ``deployed_envelope`` the deployment's policy envelope (None: the
+    target's own) and ``sides`` what the upload brought beside the envelope
+    (``transcript``, ``contract``), as :func:`~playproof.service.runs.uploads.uploaded_sides`
+    reads them back.
+    """
+
+    envelope: bytes
+    key_pems: tuple[bytes, ...]
+    deployed_envelope: str | None = None
+    sides: dict[str, bytes] = field(default_factory=dict)
+    target_name: str | None = None
+    """The target the record names (whether its replay makes policy artifacts)."""
 
 
 class Ingested:
     """The run an upload produced, and whether it is new (False: the same envelope again).
 
-    ``record`` is the signed record as read at upload (the same for a repeat).
+    ``record`` is the signed record as read at upload (the same for a repeat);
+    ``job`` what a new run's replay needs (None for a repeat).
     """
 
-    __slots__ = ("created", "record", "run")
+    __slots__ = ("created", "job", "record", "run")
 
-    def __init__(self, run: Run, created: bool, record: RunRecord | None = None) -> None:
+    def __init__(
+        self,
+        run: Run,
+        created: bool,
+        record: RunRecord | None = None,
+        job: ReplayJob | None = None,
+    ) -> None:
         self.run = run
         self.created = created
         self.record = record
+        self.job = job if created else None
 
 
 def _packaged(session: Session, record: RunRecord) -> bool:
@@ -70,7 +103,7 @@ def _packaged(session: Session, record: RunRecord) -> bool:
     return name is not None and len(name) <= 128 and session.get(Target, name) is not None
 
 
-def _label(session: Session, record: RunRecord, deployment: Deployment | None) -> TrustLabel:
+def _label(record: RunRecord, deployment: Deployment | None, packaged: bool) -> TrustLabel:
     target = record.target
     if target.verification_mode is not VerificationMode.REPLAY:
         # Verified from a transcript or pinned receipts, not replayed: never ranked beside
@@ -78,7 +111,7 @@ def _label(session: Session, record: RunRecord, deployment: Deployment | None) -
         return TrustLabel.CUSTOMIZED
     label = label_for_target(
         named=target.name is not None,
-        packaged=_packaged(session, record),
+        packaged=packaged,
         calibrated=target.calibrated,
     )
     if label is TrustLabel.CANONICAL and deployment is not None:
@@ -138,34 +171,34 @@ def ingest(
     envelope = unpacked.envelope
     normalized = envelope.to_bytes()
     digest = hashlib.sha256(normalized).hexdigest()
-    verdict = verify_envelope(envelope, owner_keys(session, owner_id))
-    if not verdict.clean or verdict.record is None or verdict.key_id is None:
+    keys = owner_keys(session, owner_id)
+    verdict = verify_statement(RUN_RECORD, envelope, keys)
+    record, statement = verdict.value, verdict.statement
+    if verdict.verdict != "clean" or record is None or statement is None or verdict.key_id is None:
         failed = next((c for c in verdict.checks if not c.passed), None)
         named = f"{failed.id}: {failed.reason}" if failed else "the signature does not verify"
         kind = failed.id if failed else "signature-valid"
         raise Problem(422, kind, named)
-    record = verdict.record
     deployment = _deployment_for(session, owner_id, record, deployment_id)
-    label = _label(session, record, deployment)
+    packaged = _packaged(session, record)
+    label = _label(record, deployment, packaged)
     if label is TrustLabel.EXTERNAL:
         raise Problem(
             422,
             label.value,
             f"{label.value}: the record names no target, so the service cannot replay it",
         )
-    extras = side_artifacts(unpacked, record, _packaged(session, record))
-    existing = session.scalar(select(Run).where(Run.envelope_sha256 == digest))
-    if existing is not None:
-        return Ingested(existing, created=False, record=record)
-    subject = next(
-        (s for s in _subjects(envelope.payload_bytes()) if s[0] == RUN_RECORD_SUBJECT), ("", "")
+    extras = side_artifacts(unpacked, record, packaged)
+    # ``subjects-match`` passed: this subject is the digest of the record as received.
+    record_digest = next(
+        (s.digest.get("sha256", "") for s in statement.subject if s.name == RUN_RECORD_SUBJECT), ""
     )
     run = Run(
         id=uuid.uuid4().hex,
         owner_id=owner_id,
         envelope_sha256=digest,
         envelope=normalized,
-        record_digest=subject[1],
+        record_digest=record_digest,
         key_id=verdict.key_id,
         decision_count=len(record.decisions),
         status=RunStatus.PENDING.value,
@@ -179,6 +212,13 @@ def ingest(
         ),
         attempts=0,
         agent=agent_of(record),
+    )
+    job = ReplayJob(
+        envelope=normalized,
+        key_pems=tuple(key.to_pem() for key in keys),
+        deployed_envelope=deployment.policy_envelope if deployment is not None else None,
+        sides={_SIDE_NAMES[e.role]: e.content for e in extras},
+        target_name=record.target.name,
     )
 
     def raced() -> Run | None:
@@ -198,7 +238,7 @@ def ingest(
             except IntegrityError:
                 session.rollback()
                 found = raced()
-                if found is not None:
+                if found is not None:  # the same envelope, stored before or just now
                     return Ingested(found, created=False, record=record)
                 # Another upload (another record, the same transcript) stored one of
                 # these artifacts first; it is there now, so the next attempt uses it.
@@ -210,24 +250,23 @@ def ingest(
                         "send the upload again",
                     ) from None
         session.add_all(RunArtifact(run_id=run.id, role=e.role, digest=e.digest) for e in extras)
+    # No lookup first: the envelope digest is unique, so the same envelope sent
+    # again fails the insert and the stored run is the answer (one query fewer
+    # for every new upload).
     stored, created = add_once(session, run, raced)
-    return Ingested(stored, created=created, record=record)
+    return Ingested(stored, created=created, record=record, job=job)
 
 
-def _subjects(payload: bytes) -> list[tuple[str, str]]:
-    statement = parse_json(payload, limit=MAX_ENVELOPE_BYTES, what="statement")
-    found = []
-    for subject in statement.get("subject", []) if isinstance(statement, dict) else []:
-        if isinstance(subject, dict) and isinstance(subject.get("digest"), dict):
-            found.append((str(subject.get("name")), str(subject["digest"].get("sha256", ""))))
-    return found
+def get_run(session: Session, run_id: str, *, envelope: bool = True) -> Run:
+    """The run with this id; a 404 problem when there is none.
 
-
-def get_run(session: Session, run_id: str) -> Run:
-    """The run with this id; a 404 problem when there is none."""
+    ``envelope=False`` leaves the stored envelope (up to 16 MiB) unread until
+    it is used, for readers that seldom need it (status polls).
+    """
     # Ids are 32 lowercase hex digits; anything else (a NUL byte, a megabyte)
     # is unknown without asking the database, which may refuse it loudly.
-    run = session.get(Run, run_id) if _RUN_ID.fullmatch(run_id) else None
+    options = () if envelope else (defer(Run.envelope),)
+    run = session.get(Run, run_id, options=options) if RUN_ID.fullmatch(run_id) else None
     if run is None:
         raise Problem(404, "unknown-run", f"no run with id {run_id[:64]!r}")
     return run
@@ -253,13 +292,17 @@ def finish_run(
     *,
     log: bool = False,
     artifacts: Sequence[ArtifactBytes] = (),
+    render: Callable[[Session, Run], tuple[bytes, str] | None] | None = None,
 ) -> bool:
     """Store a replay's verdict on a pending run; False if it was not pending.
 
     With ``log``, a verified run's record digest is appended to the
     transparency log in the same transaction: verified and logged, or neither.
     ``artifacts`` (what the replay regenerated) are stored once per digest and
-    linked to the run in that transaction too.
+    linked to the run in that transaction too. ``render`` builds the run's
+    proof document and its key from the finished row
+    (:func:`playproof.service.proofs.cache.render_proof`), stored with the
+    verdict so that no reader builds it again.
     """
     status = RunStatus.VERIFIED if report.clean else RunStatus.REJECTED
     score = report.score if report.clean else None
@@ -291,6 +334,8 @@ def finish_run(
                 run = session.get(Run, run_id)
                 assert run is not None
                 append_verified(session, run_id, run.record_digest)
+            if changed and render is not None:
+                _store_rendered(session, run_id, render)
             session.commit()
             return changed
         except IntegrityError:
@@ -298,6 +343,20 @@ def finish_run(
             if attempt == MAX_APPEND_ATTEMPTS - 1:
                 raise
     return False
+
+
+def _store_rendered(
+    session: Session, run_id: str, render: Callable[[Session, Run], tuple[bytes, str] | None]
+) -> None:
+    # The row as the update left it (the update bypassed the loaded object).
+    session.flush()
+    run = session.get(Run, run_id, populate_existing=True)
+    rendered = render(session, run) if run is not None else None
+    if rendered is not None:
+        document, key = rendered
+        session.execute(
+            update(Run).where(Run.id == run_id).values(proof_document=document, proof_key=key)
+        )
 
 
 MAX_REPLAY_ATTEMPTS = 3

@@ -8,10 +8,13 @@ stored; a server stopped mid-replay picks it up again when it starts.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import multiprocessing
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from playproof.core.report import VerificationReport
+from playproof.service.artifacts.replay import is_policy_target
 from playproof.service.artifacts.roles import ArtifactBytes
 from playproof.service.db import read_only
 from playproof.service.deployments.models import Deployment
@@ -30,7 +34,14 @@ from playproof.service.grades.services import (
     reverify_grade,
 )
 from playproof.service.owners.services import owner_keys
-from playproof.service.runs.services import finish_run, get_run, pending_run_ids, replay_raised
+from playproof.service.proofs.cache import render_proof
+from playproof.service.runs.services import (
+    ReplayJob,
+    finish_run,
+    get_run,
+    pending_run_ids,
+    replay_raised,
+)
 from playproof.service.runs.uploads import read_contract_artifact, uploaded_sides
 from playproof.sign import VerifyingKey
 
@@ -38,6 +49,8 @@ __all__ = ["ReplayQueue", "make_replay_pool", "replay_signed"]
 
 log = logging.getLogger("playproof.service")
 
+WAIT_RECHECK_S = 0.5
+"""How often a status long-poll reads the run again (another process may store its verdict)."""
 GRADE_PREFIX = "grade:"
 """In-flight grades are keyed apart from runs."""
 
@@ -54,6 +67,7 @@ def replay_signed(
     *,
     transcript: bytes | None = None,
     contract: bytes | None = None,
+    policy: bool = True,
 ) -> Replayed:
     """Verify a signed record by replay (in a pool process): the report and the artifacts.
 
@@ -63,7 +77,8 @@ def replay_signed(
     record is verified from ``transcript`` (its recorder key must be one of
     the owner's keys) against ``contract`` (the stored contract artifact,
     else the packaged target's); a platform-attested one from its pinned
-    responses.
+    responses. ``policy=False`` (the server knows the record's target is not
+    policy-bound) skips reading the record a second time for artifacts.
     """
     from playproof import verify_signed
     from playproof.service.artifacts.replay import policy_artifacts
@@ -74,7 +89,7 @@ def replay_signed(
     report = verify_signed(
         envelope, keys, transcript=transcript, contract=read_contract_artifact(contract)
     ).model_dump_json()
-    return report, policy_artifacts(envelope, deployed_envelope)
+    return report, policy_artifacts(envelope, deployed_envelope) if policy else ()
 
 
 def make_replay_pool(workers: int) -> ProcessPoolExecutor:
@@ -101,22 +116,63 @@ class ReplayQueue:
         self._storing = threading.Lock()
         self._inflight: dict[str, Future[Any]] = {}
         self._closed = False
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
 
-    def submit(self, run_id: str) -> None:
-        """Start the replay of a pending run (no-op when it is already under way)."""
-        with read_only(self._sessions) as session:
-            run = get_run(session, run_id)
-            envelope = run.envelope
-            pems = tuple(key.to_pem() for key in owner_keys(session, run.owner_id))
-            deployment = session.get(Deployment, run.deployment_id) if run.deployment_id else None
-            deployed = deployment.policy_envelope if deployment is not None else None
-            sides = uploaded_sides(session, run_id)
+    async def settled(self, run_id: str, timeout: float, still_pending: Callable[[], Any]) -> None:
+        """Return once this process stored a verdict for ``run_id``, or ``timeout`` passed.
+
+        ``still_pending`` (awaited) reads the run's status anew; it is asked
+        after the waiter is registered (so no verdict stored in between is
+        missed) and again every ``WAIT_RECHECK_S``, for runs that another
+        server process replays. For status long-polls: nothing blocks a thread.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        event = asyncio.Event()
+        with self._lock:
+            self._waiters.setdefault(run_id, []).append((loop, event))
+        try:
+            while await still_pending():
+                left = deadline - loop.time()
+                if left <= 0:
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), min(left, WAIT_RECHECK_S))
+        finally:
+            with self._lock:
+                waiting = self._waiters.get(run_id, [])
+                if (loop, event) in waiting:
+                    waiting.remove((loop, event))
+                if not waiting:
+                    self._waiters.pop(run_id, None)
+
+    def _wake(self, run_id: str) -> None:
+        with self._lock:
+            waiting = self._waiters.pop(run_id, [])
+        for loop, event in waiting:
+            with contextlib.suppress(RuntimeError):  # a loop that closed meanwhile
+                loop.call_soon_threadsafe(event.set)
+
+    def submit(self, run_id: str, job: ReplayJob | None = None) -> None:
+        """Start the replay of a pending run (no-op when it is already under way).
+
+        ``job`` is what the upload already read (the stored envelope, the
+        owner's keys, ...); without it, it is read from the database.
+        """
+        if job is None:
+            job = self._job(run_id)
         with self._lock:
             if self._closed or run_id in self._inflight:
                 return
             try:
                 future = self._executor.submit(
-                    replay_signed, envelope, pems, self._delay_s, deployed, **sides
+                    replay_signed,
+                    job.envelope,
+                    job.key_pems,
+                    self._delay_s,
+                    job.deployed_envelope,
+                    policy=is_policy_target(job.target_name),
+                    **job.sides,
                 )
             except RuntimeError as exc:  # a broken or shut-down pool
                 # The run is stored; it stays pending and the next start replays it.
@@ -124,6 +180,18 @@ class ReplayQueue:
                 return
             self._inflight[run_id] = future
         future.add_done_callback(partial(self._store, run_id))
+
+    def _job(self, run_id: str) -> ReplayJob:
+        with read_only(self._sessions) as session:
+            run = get_run(session, run_id)
+            deployment = session.get(Deployment, run.deployment_id) if run.deployment_id else None
+            return ReplayJob(
+                envelope=run.envelope,
+                key_pems=tuple(key.to_pem() for key in owner_keys(session, run.owner_id)),
+                deployed_envelope=deployment.policy_envelope if deployment is not None else None,
+                sides=uploaded_sides(session, run_id),
+                target_name=run.target_name,
+            )
 
     def submit_grade(self, grade_id: str) -> None:
         """Start the server's verification of a pending grade record."""
@@ -210,6 +278,8 @@ class ReplayQueue:
                 return
             finally:
                 session.close()
+        if failed:
+            self._wake(run_id)
         if not failed:
             self.submit(run_id)
 
@@ -234,8 +304,16 @@ class ReplayQueue:
                 return  # still pending: the next start replays it again
             session = self._sessions()
             try:
-                finish_run(session, run_id, report, log=self._log, artifacts=artifacts)
+                finish_run(
+                    session,
+                    run_id,
+                    report,
+                    log=self._log,
+                    artifacts=artifacts,
+                    render=render_proof,
+                )
             except Exception:
                 log.exception("storing the verdict of run %s failed; it stays pending", run_id)
             finally:
                 session.close()
+        self._wake(run_id)

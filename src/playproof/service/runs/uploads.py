@@ -36,6 +36,7 @@ from playproof.sign import RUN_UPLOAD_MEDIA_TYPE, Envelope, RunUpload, parse_env
 __all__ = [
     "MAX_TRANSCRIPT_UPLOAD_BYTES",
     "RECORDER_TRANSCRIPT",
+    "SIDE_NAMES",
     "VERIFIER_CONTRACT",
     "Unpacked",
     "is_run_upload",
@@ -134,6 +135,10 @@ def side_artifacts(unpacked: Unpacked, record: RunRecord, packaged: bool) -> lis
     return found
 
 
+SIDE_NAMES = {RECORDER_TRANSCRIPT.name: "transcript", VERIFIER_CONTRACT.name: "contract"}
+"""The keyword each side artifact's role is handed to the replay under."""
+
+
 def uploaded_sides(session: Session, run_id: str) -> dict[str, bytes]:
     """What the run's upload brought for its verification, by keyword: transcript, contract.
 
@@ -153,7 +158,7 @@ def uploaded_sides(session: Session, run_id: str) -> dict[str, bytes]:
         data = bytes(content)
         if hashlib.sha256(data).hexdigest() != digest:
             continue  # a changed artifact is left out: verification then says what is missing
-        found["transcript" if role == RECORDER_TRANSCRIPT.name else "contract"] = data
+        found[SIDE_NAMES[role]] = data
     return found
 
 
