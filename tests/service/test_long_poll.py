@@ -1,0 +1,188 @@
+"""Status long polls (``?wait=S``), and the few queries an upload and a proof read make."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+
+from playproof.service.app import create_app
+from playproof.service.db import make_engine, upgrade
+from playproof.service.owners.services import add_key, add_owner, create_token
+from playproof.service.runs.models import Run
+from playproof.service.runs.routes import MAX_STATUS_WAIT_S
+from playproof.service.settings import ServiceSettings
+from playproof.sign import SigningKey
+
+Held = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class HeldExecutor(Executor):
+    """Runs nothing until ``release``: a replay that is under way for as long as a test likes."""
+
+    def __init__(self) -> None:
+        self.held: list[
+            tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+        ] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.held.append((future, fn, args, kwargs))
+        return future
+
+    def release(self) -> None:
+        """Run every held replay now, in this thread."""
+        for future, fn, args, kwargs in self.held:
+            future.set_result(fn(*args, **kwargs))
+        self.held.clear()
+
+
+@pytest.fixture
+def held(database_url: str, tmp_path: Path) -> Iterator[tuple[TestClient, HeldExecutor, Any]]:
+    engine = make_engine(database_url)
+    upgrade(engine)
+    engine.dispose()
+    executor = HeldExecutor()
+    settings = ServiceSettings(database_url=database_url, log_key_file=tmp_path / "log.key")
+    app = create_app(settings, executor=executor)
+    with TestClient(app) as client:
+        yield client, executor, app.state.service.sessions
+
+
+def _token(sessions: Any, signer: SigningKey) -> str:
+    with sessions() as session:
+        owner = add_owner(session, "alice")
+        add_key(session, owner, signer.verifying_key)
+        token = create_token(session, owner)
+        session.commit()
+    return token
+
+
+def _upload(client: TestClient, body: bytes, token: str) -> str:
+    answer = client.post("/api/v1/runs", content=body, headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 202, answer.text
+    return str(answer.json()["id"])
+
+
+def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    client, executor, sessions = held
+    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "pending"
+    timer = threading.Timer(1.0, executor.release)
+    timer.start()
+    started = time.monotonic()
+    answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": 20})
+    waited = time.monotonic() - started
+    timer.join()
+    assert answer.status_code == 200
+    assert answer.json()["status"] == "verified"
+    assert 0.9 <= waited < 10  # held until the verdict, not for the whole wait
+
+
+def test_a_long_poll_that_runs_out_answers_pending(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    client, _executor, sessions = held
+    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    started = time.monotonic()
+    answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": 1.0})
+    assert answer.json()["status"] == "pending"
+    assert time.monotonic() - started >= 0.95
+
+
+def test_a_verdict_another_process_stored_ends_the_wait(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    client, _executor, sessions = held
+    run_id = _upload(client, signed_2048, _token(sessions, signer))
+
+    def store_elsewhere() -> None:  # as a second server process on the same database would
+        with sessions() as session:
+            session.execute(update(Run).where(Run.id == run_id).values(status="rejected"))
+            session.commit()
+
+    timer = threading.Timer(0.5, store_elsewhere)
+    timer.start()
+    started = time.monotonic()
+    answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": 20})
+    timer.join()
+    assert answer.json()["status"] == "rejected"
+    assert time.monotonic() - started < 5
+
+
+def test_a_finished_run_is_answered_at_once_and_the_wait_is_bounded(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    client, executor, sessions = held
+    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    executor.release()
+    started = time.monotonic()
+    assert client.get(f"/api/v1/runs/{run_id}", params={"wait": 20}).json()["status"] == "verified"
+    assert time.monotonic() - started < 5
+    for wait in (MAX_STATUS_WAIT_S + 1, -1, "soon"):
+        answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": wait})
+        assert answer.status_code == 422
+        assert answer.headers["content-type"].startswith("application/problem+json")
+
+
+def test_an_unknown_run_is_404_without_waiting(
+    held: tuple[TestClient, HeldExecutor, Any],
+) -> None:
+    client, _executor, _sessions = held
+    started = time.monotonic()
+    answer = client.get(f"/api/v1/runs/{'0' * 32}", params={"wait": 20})
+    assert answer.status_code == 404
+    assert time.monotonic() - started < 5
+
+
+def test_no_waiter_is_left_behind(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    client, executor, sessions = held
+    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client.get(f"/api/v1/runs/{run_id}", params={"wait": 0.2})
+    queue = client.app.state.service.queue  # type: ignore[attr-defined]
+    assert queue._waiters == {}  # what a long poll leaves behind: nothing
+    executor.release()
+
+
+def test_an_upload_and_a_proof_read_cost_few_queries(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> None:
+    from sqlalchemy import event
+
+    client, executor, sessions = held
+    token = _token(sessions, signer)
+    engine = client.app.state.service.engine  # type: ignore[attr-defined]
+    seen: list[str] = []
+
+    def count(_c: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        seen.append(statement.split(None, 1)[0].upper())
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        run_id = _upload(client, signed_2048, token)
+        # The token with its owner, the owner's keys, the target, the insert: the
+        # replay is handed what the upload read instead of reading it back.
+        assert [s for s in seen if s in ("SELECT", "INSERT", "UPDATE")] == [
+            "SELECT",
+            "SELECT",
+            "SELECT",
+            "INSERT",
+        ]
+        executor.release()
+        assert client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 200
+        seen.clear()  # the first read also caught the in-process tree up with the new leaf
+        assert client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 200
+        assert [s for s in seen if s in ("SELECT", "INSERT", "UPDATE")] == ["SELECT"]
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
