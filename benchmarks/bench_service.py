@@ -17,7 +17,10 @@ tests do; it is skipped when they are not installed). Measured per database:
   with one replay worker (uploads, then a long poll per run, as ``playproof
   submit`` waits), against ``playproof.verify_signed`` of the same records
   run directly in this process, one after another, just before (the
-  baseline); throughput ratio baseline/server. Target: at least 0.9x.
+  baseline); throughput ratio baseline/server. Target: at least 0.9x. Also
+  shown: the same records verified by ``playproof verify FOLDER -k KEY`` as a
+  command (a new process and its default pool: what a person runs), over the
+  server's time.
 
 Every figure is measured ``ROUNDS`` times and printed as the median and each
 round, because a shared machine's speed drifts from one minute to the next.
@@ -259,6 +262,30 @@ def _latencies(base: str, ids: list[str]) -> list[float]:
     return found
 
 
+def _cli_verify(folder: Path, bodies: list[bytes], signer: SigningKey) -> float:
+    """Seconds for ``playproof verify FOLDER -k KEY`` (a new process, its default pool)."""
+    records = folder / "cli-records"
+    shutil.rmtree(records, ignore_errors=True)
+    records.mkdir()
+    for number, body in enumerate(bodies):
+        (records / f"run-{number:03d}.json").write_bytes(body)
+    key = folder / "cli-key.pub.pem"
+    key.write_bytes(signer.verifying_key.to_pem())
+    command = [
+        str(Path(sys.executable).parent / "playproof"),
+        "verify",
+        str(records),
+        "-k",
+        str(key),
+    ]
+    wall = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, timeout=VERDICT_WAIT_S, check=False)
+    elapsed = time.perf_counter() - wall
+    if done.returncode != 0:
+        raise RuntimeError(f"playproof verify failed: {done.stdout[-300:]!r}")
+    return elapsed
+
+
 def _replay(
     url: str,
     folder: Path,
@@ -266,10 +293,11 @@ def _replay(
     rounds: list[list[bytes]],
     warm: list[bytes],
     signer: SigningKey,
-) -> list[float]:
-    """One ratio direct/served per round; each round's direct batch is timed just before it."""
+) -> tuple[list[float], list[float]]:
+    """Per round: direct/served and CLI/served; each baseline is timed just before the server."""
     playproof.verify_signed(warm[0], signer.verifying_key)  # imports, as the pool's warm-up
     ratios: list[float] = []
+    cli: list[float] = []
     with _server(url, folder) as base, httpx.Client(timeout=30.0) as client:
         headers = {"Authorization": f"Bearer {token}"}
 
@@ -289,13 +317,16 @@ def _replay(
 
         upload_all(warm)  # the replay process starts and imports on its first job
         for bodies in rounds:
+            command = _cli_verify(folder, bodies, signer)
             wall = time.perf_counter()
             for body in bodies:
                 if not playproof.verify_signed(body, signer.verifying_key).clean:
                     raise RuntimeError("a benchmark record does not verify")
             direct = time.perf_counter() - wall
-            ratios.append(direct / upload_all(bodies))
-    return ratios
+            served = upload_all(bodies)
+            ratios.append(direct / served)
+            cli.append(command / served)
+    return ratios, cli
 
 
 def _spread(values: list[float], digits: int = 2) -> str:
@@ -329,7 +360,7 @@ def _measure(name: str, url: str, signer: SigningKey, small: list[bytes], big: l
                 p95s.append(times[int(len(times) * 0.95) - 1])
         size = REPLAY_RECORDS
         rounds = [big[1 + i * size : 1 + (i + 1) * size] for i in range(ROUNDS)]
-        ratios = _replay(url, folder, token, rounds, big[:1], signer)
+        ratios, cli = _replay(url, folder, token, rounds, big[:1], signer)
         print(f"{name}, {ROUNDS} rounds each (median, then each round in order):", flush=True)
         print(f"  ingest, records/s: {_spread(rates, 0)} (target >= {INGEST_TARGET:.0f})")
         print(
@@ -338,7 +369,8 @@ def _measure(name: str, url: str, signer: SigningKey, small: list[bytes], big: l
         )
         print(
             f"  replay, verify_signed direct / served: {_spread(ratios)} "
-            f"(target >= {REPLAY_TARGET})",
+            f"(target >= {REPLAY_TARGET}); `playproof verify FOLDER` as a command / served: "
+            f"{_spread(cli)}",
             flush=True,
         )
     finally:

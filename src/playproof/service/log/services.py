@@ -13,7 +13,7 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
 
 from playproof.service.log.models import LogLeaf
@@ -105,7 +105,7 @@ class LogCache:
         """How many leaves are cached."""
         return self._tree.size
 
-    def sync(self, session: Session, stored: int | None = None) -> int:
+    def sync(self, session: Session | Connection, stored: int | None = None) -> int:
         """Catch up with the leaves ``session`` sees; the stored size.
 
         ``stored``: the size, when the caller read it in ``session`` already.
@@ -133,7 +133,9 @@ class LogCache:
                     self._stamps.append(newest)
         return stored
 
-    def _size(self, session: Session, size: int | None, stored: int | None = None) -> int:
+    def _size(
+        self, session: Session | Connection, size: int | None, stored: int | None = None
+    ) -> int:
         stored = self.sync(session, stored)
         if size is None:
             return stored
@@ -167,7 +169,7 @@ class LogCache:
 
     def inclusion(
         self,
-        session: Session,
+        session: Session | Connection,
         leaf_index: int,
         key: SigningKey,
         size: int | None = None,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from playproof.service.deployments.services import require_read
@@ -49,6 +49,7 @@ __all__ = [
     "RowState",
     "proof_bytes",
     "read_proof",
+    "stored_proof",
     "render_proof",
     "run_fingerprint",
 ]
@@ -181,7 +182,7 @@ def render_proof(session: Session, run: Run) -> tuple[bytes, str] | None:
 
 
 def _transparency_bytes(
-    session: Session,
+    session: Session | Connection,
     leaf_index: int,
     log_key: SigningKey,
     log_cache: LogCache,
@@ -256,6 +257,42 @@ _ROW_QUERY = _row_query()
 """Built once: building a statement cost more than running it."""
 
 
+def stored_proof(
+    connection: Connection,
+    run_id: str,
+    viewer: int | None,
+    log_key: SigningKey | None,
+    log_cache: LogCache,
+) -> bytes | None:
+    """The stored proof document of ``run_id`` with its transparency block, for ``viewer``.
+
+    One query: the row's verdict columns, the stored document, the run's log
+    leaf and the log's size. None when the run has no stored document that
+    still matches its row (then :func:`read_proof` builds it). A 404 for an
+    unknown run and the read rules of its trust label come first either way.
+    """
+    # An id that is not one (a NUL byte, a megabyte) is unknown without asking the database.
+    found = RUN_ID.fullmatch(run_id)
+    row = connection.execute(_ROW_QUERY, {"run_id": run_id}).first() if found else None
+    if row is None:
+        raise Problem(404, "unknown-run", f"no run with id {run_id[:64]!r}")
+    values = row._mapping
+    state = RowState(**{name: values[name] for name in _STATE_COLUMNS})
+    require_read(state.trust_label, state.owner_id, viewer, f"run {state.id}")
+    fingerprint = run_fingerprint(state)
+    stored = values["proof_document"]
+    if fingerprint is None or stored is None or values["proof_key"] != proof_key(fingerprint):
+        return None
+    leaf_index = values["leaf_index"]
+    newest = values["newest_leaf"]
+    entry = CachedProof(fingerprint=fingerprint, head=bytes(stored), leaf_index=leaf_index)
+    if leaf_index is None or log_key is None:
+        return entry.with_transparency(None)
+    size = 0 if newest is None else int(newest) + 1
+    block = _transparency_bytes(connection, leaf_index, log_key, log_cache, stored=size)
+    return entry.with_transparency(block)
+
+
 def read_proof(
     session: Session,
     run_id: str,
@@ -266,28 +303,12 @@ def read_proof(
 ) -> bytes:
     """The proof document of ``run_id`` as JSON bytes, for ``viewer`` (an owner id or None).
 
-    A stored document whose key still matches its row is served from that one
-    query; otherwise the document comes from :func:`proof_bytes` (the
-    in-process cache, else built). Read access is checked first either way.
+    The stored document when it still matches its row (:func:`stored_proof`);
+    otherwise the document comes from :func:`proof_bytes` (the in-process
+    cache, else built). Read access is checked first either way.
     """
-    # An id that is not one (a NUL byte, a megabyte) is unknown without asking the database.
-    # Run on the session's connection: a plain row, no ORM objects to build.
-    found = RUN_ID.fullmatch(run_id)
-    row = session.connection().execute(_ROW_QUERY, {"run_id": run_id}).first() if found else None
-    if row is None:
-        raise Problem(404, "unknown-run", f"no run with id {run_id[:64]!r}")
-    values = row._mapping
-    state = RowState(**{name: values[name] for name in _STATE_COLUMNS})
-    require_read(state.trust_label, state.owner_id, viewer, f"run {state.id}")
-    fingerprint = run_fingerprint(state)
-    stored = values["proof_document"]
-    if fingerprint is None or stored is None or values["proof_key"] != proof_key(fingerprint):
-        return proof_bytes(session, get_run(session, run_id), log_key, log_cache, cache)
-    leaf_index = values["leaf_index"]
-    newest = values["newest_leaf"]
-    entry = CachedProof(fingerprint=fingerprint, head=bytes(stored), leaf_index=leaf_index)
-    if leaf_index is None or log_key is None:
-        return entry.with_transparency(None)
-    size = 0 if newest is None else int(newest) + 1
-    block = _transparency_bytes(session, leaf_index, log_key, log_cache, stored=size)
-    return entry.with_transparency(block)
+    # On the session's connection: a plain row, no ORM objects to build.
+    found = stored_proof(session.connection(), run_id, viewer, log_key, log_cache)
+    if found is not None:
+        return found
+    return proof_bytes(session, get_run(session, run_id), log_key, log_cache, cache)

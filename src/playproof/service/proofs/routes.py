@@ -9,10 +9,10 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from playproof.service.checks import GroupResult, is_group_name
-from playproof.service.db import read_only
+from playproof.service.db import read_connection, read_only
 from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
 from playproof.service.problems import Problem, problem_responses
-from playproof.service.proofs.cache import read_proof
+from playproof.service.proofs.cache import read_proof, stored_proof
 from playproof.service.proofs.models import ProofDocument
 from playproof.service.proofs.services import check_run_read, group_result
 from playproof.service.runs.services import get_run
@@ -44,14 +44,14 @@ async def proof(run_id: str, request: Request) -> Response:
         # One trip to a worker thread for the whole read (the session, the
         # viewer and the document), and the bytes are served as they are.
         viewer = optional_owner(request)
+        owner = viewer.id if viewer else None
+        with read_connection(state.engine) as connection:  # a stored document: one query
+            found = stored_proof(connection, run_id, owner, state.log_key, state.log_cache)
+        if found is not None:
+            return found
         with read_only(state.sessions) as session:
             return read_proof(
-                session,
-                run_id,
-                viewer.id if viewer else None,
-                state.log_key,
-                state.log_cache,
-                state.proof_cache,
+                session, run_id, owner, state.log_key, state.log_cache, state.proof_cache
             )
 
     return Response(await run_in_threadpool(build), media_type="application/json")
