@@ -227,3 +227,19 @@ def test_remembered_stop_reasons_are_bounded(record_2048: RunRecord, signer: Sig
         assert reasons.of(run) == record_2048.stop_reason.value
     assert len(reasons) == 2
     assert reasons.of(Run(id="x", envelope_sha256="x", envelope=b"not an envelope")) is None
+
+
+def test_a_document_that_fails_to_render_never_holds_back_the_verdict(
+    service: Service, signer: SigningKey, record_2048: RunRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.service.runs import tasks
+
+    def broken(*_args: object) -> None:
+        raise ValueError("a rendering bug")
+
+    monkeypatch.setattr(tasks, "render_proof", broken)
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)  # verified all the same
+    with service.sessions() as session:
+        assert get_run(session, run_id).proof_document is None
+    assert _proof(service, run_id) == _fresh(service, run_id)  # built when asked for

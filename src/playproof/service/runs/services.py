@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, defer
 
 from playproof.core.canonical import parse_json
@@ -52,6 +53,8 @@ __all__ = [
     "stored_report",
 ]
 
+
+log = logging.getLogger("playproof.service")
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 """What a run id looks like: 32 lowercase hex digits."""
@@ -351,7 +354,14 @@ def _store_rendered(
     # The row as the update left it (the update bypassed the loaded object).
     session.flush()
     run = session.get(Run, run_id, populate_existing=True)
-    rendered = render(session, run) if run is not None else None
+    try:
+        rendered = render(session, run) if run is not None else None
+    except SQLAlchemyError:
+        raise  # the transaction is broken: the verdict is not stored either (retried later)
+    except Exception:
+        # The document is a cache: a verdict is stored without it (built when asked for).
+        log.exception("rendering the proof document of run %s failed", run_id)
+        rendered = None
     if rendered is not None:
         document, key = rendered
         session.execute(

@@ -49,7 +49,7 @@ __all__ = ["ReplayQueue", "make_replay_pool", "replay_signed"]
 
 log = logging.getLogger("playproof.service")
 
-WAIT_RECHECK_S = 0.5
+WAIT_RECHECK_S = 1.0
 """How often a status long-poll reads the run again (another process may store its verdict)."""
 GRADE_PREFIX = "grade:"
 """In-flight grades are keyed apart from runs."""
