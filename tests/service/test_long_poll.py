@@ -56,6 +56,15 @@ def held(database_url: str, tmp_path: Path) -> Iterator[tuple[TestClient, HeldEx
         yield client, executor, app.state.service.sessions
 
 
+@pytest.fixture
+def pending(
+    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+) -> tuple[TestClient, HeldExecutor, Any, str]:
+    """The held app and the id of one uploaded run whose replay is held back."""
+    client, executor, sessions = held
+    return client, executor, sessions, _upload(client, signed_2048, _token(sessions, signer))
+
+
 def _token(sessions: Any, signer: SigningKey) -> str:
     with sessions() as session:
         owner = add_owner(session, "alice")
@@ -72,10 +81,9 @@ def _upload(client: TestClient, body: bytes, token: str) -> str:
 
 
 def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(
-    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+    pending: tuple[TestClient, HeldExecutor, Any, str],
 ) -> None:
-    client, executor, sessions = held
-    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client, executor, _sessions, run_id = pending
     assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "pending"
     timer = threading.Timer(1.0, executor.release)
     timer.start()
@@ -89,10 +97,9 @@ def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(
 
 
 def test_a_long_poll_that_runs_out_answers_pending(
-    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+    pending: tuple[TestClient, HeldExecutor, Any, str],
 ) -> None:
-    client, _executor, sessions = held
-    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client, _executor, _sessions, run_id = pending
     started = time.monotonic()
     answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": 1.0})
     assert answer.json()["status"] == "pending"
@@ -100,10 +107,9 @@ def test_a_long_poll_that_runs_out_answers_pending(
 
 
 def test_a_verdict_another_process_stored_ends_the_wait(
-    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+    pending: tuple[TestClient, HeldExecutor, Any, str],
 ) -> None:
-    client, _executor, sessions = held
-    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client, _executor, sessions, run_id = pending
 
     def store_elsewhere() -> None:  # as a second server process on the same database would
         with sessions() as session:
@@ -120,10 +126,9 @@ def test_a_verdict_another_process_stored_ends_the_wait(
 
 
 def test_a_finished_run_is_answered_at_once_and_the_wait_is_bounded(
-    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+    pending: tuple[TestClient, HeldExecutor, Any, str],
 ) -> None:
-    client, executor, sessions = held
-    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client, executor, _sessions, run_id = pending
     executor.release()
     started = time.monotonic()
     assert client.get(f"/api/v1/runs/{run_id}", params={"wait": 20}).json()["status"] == "verified"
@@ -145,10 +150,9 @@ def test_an_unknown_run_is_404_without_waiting(
 
 
 def test_no_waiter_is_left_behind(
-    held: tuple[TestClient, HeldExecutor, Any], signed_2048: bytes, signer: SigningKey
+    pending: tuple[TestClient, HeldExecutor, Any, str],
 ) -> None:
-    client, executor, sessions = held
-    run_id = _upload(client, signed_2048, _token(sessions, signer))
+    client, executor, _sessions, run_id = pending
     client.get(f"/api/v1/runs/{run_id}", params={"wait": 0.2})
     queue = client.app.state.service.queue  # type: ignore[attr-defined]
     assert queue._waiters == {}  # what a long poll leaves behind: nothing
