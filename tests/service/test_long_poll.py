@@ -133,7 +133,7 @@ def test_a_finished_run_is_answered_at_once_and_the_wait_is_bounded(
     started = time.monotonic()
     assert client.get(f"/api/v1/runs/{run_id}", params={"wait": 20}).json()["status"] == "verified"
     assert time.monotonic() - started < 5
-    for wait in (MAX_STATUS_WAIT_S + 1, -1, "soon"):
+    for wait in (MAX_STATUS_WAIT_S + 1, -1, "soon", "nan", "inf"):
         answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": wait})
         assert answer.status_code == 422
         assert answer.headers["content-type"].startswith("application/problem+json")

@@ -28,8 +28,7 @@ from playproof.service.log.services import append_verified
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import Run, RunStatus, agent_of
-from playproof.service.runs.uploads import SIDE_NAMES as _SIDE_NAMES
-from playproof.service.runs.uploads import side_artifacts, unpack
+from playproof.service.runs.uploads import SIDE_NAMES, side_artifacts, unpack
 from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import (
     MAX_ENVELOPE_BYTES,
@@ -220,7 +219,7 @@ def ingest(
         envelope=normalized,
         key_pems=tuple(key.to_pem() for key in keys),
         deployed_envelope=deployment.policy_envelope if deployment is not None else None,
-        sides={_SIDE_NAMES[e.role]: e.content for e in extras},
+        sides={SIDE_NAMES[e.role]: e.content for e in extras},
         target_name=record.target.name,
     )
 
