@@ -39,7 +39,7 @@ from playproof.service.problems import Problem
 from playproof.service.proofs.models import TransparencyBlock
 from playproof.service.proofs.services import proof_document, verifier_version
 from playproof.service.runs.models import Run, RunStatus
-from playproof.service.runs.services import RUN_ID, get_run
+from playproof.service.runs.services import RUN_ID
 from playproof.sign import SigningKey
 
 __all__ = [
@@ -48,10 +48,9 @@ __all__ = [
     "ProofCache",
     "RowState",
     "proof_bytes",
-    "read_proof",
-    "stored_proof",
     "render_proof",
     "run_fingerprint",
+    "stored_proof",
 ]
 
 MAX_CACHED_PROOFS = 20_000
@@ -77,11 +76,6 @@ class RowState:
     error_kind: str | None
     record_digest: str
     envelope_sha256: str
-
-    @classmethod
-    def of(cls, run: Run) -> RowState:
-        """The state of a loaded run."""
-        return cls(**{name: getattr(run, name) for name in _STATE_COLUMNS})
 
 
 _STATE_COLUMNS = tuple(RowState.__dataclass_fields__)
@@ -268,7 +262,7 @@ def stored_proof(
 
     One query: the row's verdict columns, the stored document, the run's log
     leaf and the log's size. None when the run has no stored document that
-    still matches its row (then :func:`read_proof` builds it). A 404 for an
+    still matches its row (then :func:`proof_bytes` gives it). A 404 for an
     unknown run and the read rules of its trust label come first either way.
     """
     # An id that is not one (a NUL byte, a megabyte) is unknown without asking the database.
@@ -291,24 +285,3 @@ def stored_proof(
     size = 0 if newest is None else int(newest) + 1
     block = _transparency_bytes(connection, leaf_index, log_key, log_cache, stored=size)
     return entry.with_transparency(block)
-
-
-def read_proof(
-    session: Session,
-    run_id: str,
-    viewer: int | None,
-    log_key: SigningKey | None,
-    log_cache: LogCache,
-    cache: ProofCache,
-) -> bytes:
-    """The proof document of ``run_id`` as JSON bytes, for ``viewer`` (an owner id or None).
-
-    The stored document when it still matches its row (:func:`stored_proof`);
-    otherwise the document comes from :func:`proof_bytes` (the in-process
-    cache, else built). Read access is checked first either way.
-    """
-    # On the session's connection: a plain row, no ORM objects to build.
-    found = stored_proof(session.connection(), run_id, viewer, log_key, log_cache)
-    if found is not None:
-        return found
-    return proof_bytes(session, get_run(session, run_id), log_key, log_cache, cache)

@@ -12,7 +12,7 @@ from playproof.service.checks import GroupResult, is_group_name
 from playproof.service.db import read_connection, read_only
 from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
 from playproof.service.problems import Problem, problem_responses
-from playproof.service.proofs.cache import read_proof, stored_proof
+from playproof.service.proofs.cache import proof_bytes, stored_proof
 from playproof.service.proofs.models import ProofDocument
 from playproof.service.proofs.services import check_run_read, group_result
 from playproof.service.runs.services import get_run
@@ -49,10 +49,10 @@ async def proof(run_id: str, request: Request) -> Response:
             found = stored_proof(connection, run_id, owner, state.log_key, state.log_cache)
         if found is not None:
             return found
-        with read_only(state.sessions) as session:
-            return read_proof(
-                session, run_id, owner, state.log_key, state.log_cache, state.proof_cache
-            )
+        with read_only(state.sessions) as session:  # built, or from the in-process cache
+            run = get_run(session, run_id)
+            check_run_read(run, owner)  # again: the row is read anew
+            return proof_bytes(session, run, state.log_key, state.log_cache, state.proof_cache)
 
     return Response(await run_in_threadpool(build), media_type="application/json")
 
