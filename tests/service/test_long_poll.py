@@ -190,3 +190,34 @@ def test_an_upload_and_a_proof_read_cost_few_queries(
         assert [s for s in seen if s in ("SELECT", "INSERT", "UPDATE")] == ["SELECT"]
     finally:
         event.remove(engine, "before_cursor_execute", count)
+
+
+def test_a_wake_up_whose_verdict_was_not_stored_does_not_spin(
+    pending: tuple[TestClient, HeldExecutor, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.service.runs import tasks
+
+    client, executor, _sessions, run_id = pending
+
+    def fails(*_args: object, **_kwargs: object) -> bool:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(tasks, "finish_run", fails)  # stored never: the run stays pending
+    reads: list[float] = []
+    real = tasks.ReplayQueue.settled
+
+    async def counting(self: Any, run: str, timeout: float, still_pending: Any) -> None:
+        async def counted() -> Any:
+            reads.append(time.monotonic())
+            return await still_pending()
+
+        await real(self, run, timeout, counted)
+
+    monkeypatch.setattr(tasks.ReplayQueue, "settled", counting)
+    timer = threading.Timer(0.3, executor.release)
+    timer.start()
+    answer = client.get(f"/api/v1/runs/{run_id}", params={"wait": 2.5})
+    timer.join()
+    assert answer.json()["status"] == "pending"
+    # Registered, woken once by the failed storing, then once a second: a handful of reads.
+    assert len(reads) <= 6

@@ -105,9 +105,9 @@ def read_only(factory: sessionmaker[Session]) -> Iterator[Session]:
     the newest committed data, as each statement of a transaction does at
     PostgreSQL's default isolation (read committed), and a read costs one
     round trip instead of three (``BEGIN``, the query, ``ROLLBACK``).
-    SQLite's driver opens no transaction for reads either. So nothing written
-    in it could be rolled back there: readers must not write (the read routes'
-    tests check that they never do).
+    SQLite's driver opens no transaction for reads either. The closing
+    rollback therefore could not undo a write on PostgreSQL: readers must not
+    write (the read routes' tests check that they never do).
     """
     session = factory()
     try:

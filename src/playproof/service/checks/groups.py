@@ -101,6 +101,7 @@ def _limits_and_accounting(evidence: StoredEvidence) -> Mapping[str, bool]:
         else:
             spent += cost
     latency = 0.0
+    # Not sum(): from Python 3.12 it adds floats with compensation, unlike the recorder.
     for one in decisions.latencies_ms:
         latency += one
     count = len(decisions)

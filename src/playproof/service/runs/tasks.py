@@ -119,12 +119,13 @@ class ReplayQueue:
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
 
     async def settled(self, run_id: str, timeout: float, still_pending: Callable[[], Any]) -> None:
-        """Return once this process stored a verdict for ``run_id``, or ``timeout`` passed.
+        """Return once ``still_pending`` says False, or when ``timeout`` has passed.
 
         ``still_pending`` (awaited) reads the run's status anew; it is asked
         after the waiter is registered (so no verdict stored in between is
-        missed) and again every ``WAIT_RECHECK_S``, for runs that another
-        server process replays. For status long-polls: nothing blocks a thread.
+        missed), whenever this process has tried to store the run's verdict,
+        and every ``WAIT_RECHECK_S`` (for runs another server process
+        replays). For status long-polls: nothing blocks a thread.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -138,6 +139,7 @@ class ReplayQueue:
                     return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), min(left, WAIT_RECHECK_S))
+                event.clear()  # a wake-up whose run is still pending (its storing failed)
         finally:
             with self._lock:
                 waiting = self._waiters.get(run_id, [])
@@ -147,8 +149,9 @@ class ReplayQueue:
                     self._waiters.pop(run_id, None)
 
     def _wake(self, run_id: str) -> None:
+        # Waiters stay registered until they leave: a run still pending gets woken again.
         with self._lock:
-            waiting = self._waiters.pop(run_id, [])
+            waiting = list(self._waiters.get(run_id, ()))
         for loop, event in waiting:
             with contextlib.suppress(RuntimeError):  # a loop that closed meanwhile
                 loop.call_soon_threadsafe(event.set)
@@ -280,7 +283,7 @@ class ReplayQueue:
                 session.close()
         if failed:
             self._wake(run_id)
-        if not failed:
+        else:
             self.submit(run_id)
 
     def _store(self, run_id: str, future: Future[Replayed]) -> None:
