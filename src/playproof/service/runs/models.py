@@ -88,7 +88,8 @@ class Run(Base):
     proof_document: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     """The public proof document rendered when the verdict was stored, up to (not
     including) its transparency value; served only while ``proof_key`` still matches
-    the row (see :mod:`playproof.service.proofs.stored`). Any writer that changes what
-    a finished run's document says must clear it."""
+    the row (see :mod:`playproof.service.proofs.cache`). The key covers the row's verdict
+    columns; a writer that changes what the document says by other means (another
+    table, say) must clear it."""
     proof_key: Mapped[str | None] = mapped_column(String(64))
     """What ``proof_document`` was built from (verifier version and verdict columns)."""
