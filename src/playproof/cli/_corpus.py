@@ -85,6 +85,7 @@ from playproof.corpus._trust import (
 from playproof.corpus._variants import (
     MAX_VARIANTS_PER_CASE,
     VariantPlan,
+    default_variants,
     load_symbols,
     new_seed,
     parse_seed,
@@ -351,13 +352,14 @@ def grade_command(
     executor: Executor = ExecutorName.LOCAL,
     ray_address: RayAddress = None,
     variants: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
             max=MAX_VARIANTS_PER_CASE,
-            help="Secret ROM variants per case (0: none); a case passes only with its variants.",
+            help="Secret ROM variants per case (0: none; default 2 on Mooneye, else 1); "
+            "a case passes only with its variants.",
         ),
-    ] = 1,
+    ] = None,
     variant_seed: Annotated[
         str | None,
         typer.Option(help="Hex seed of the variants, for a reproducible grading (default secret)."),
@@ -389,6 +391,8 @@ def grade_command(
     )
     hidden = (roms_path.resolve(),)
     secret = (answers_path.resolve(),)
+    if variants is None:
+        variants = default_variants(manifest)
     plan = VariantPlan(
         seed=parse_seed(variant_seed) if variant_seed else new_seed(),
         per_case=variants,

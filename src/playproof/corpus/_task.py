@@ -66,7 +66,7 @@ from playproof.corpus._trust import (
     read_signature,
     signature_path,
 )
-from playproof.corpus._variants import VariantPlan, load_symbols
+from playproof.corpus._variants import VariantPlan, default_variants, load_symbols
 from playproof.corpus._watch import supervise
 from playproof.errors import FormatError
 from playproof.sign import SigningKey
@@ -215,7 +215,7 @@ def _corpus(
     )
     # Each grading of a build draws a fresh secret seed: an agent that learned
     # one grading's variants has learned nothing about the next.
-    plan = VariantPlan(symbols=load_symbols(roms, manifest))
+    plan = VariantPlan(per_case=default_variants(manifest), symbols=load_symbols(roms, manifest))
     return corpus, answers, private, trust, plan
 
 

@@ -23,7 +23,15 @@ secret seed, also sends the candidate altered copies of some cases' ROMs:
   shell's CRC check (``LD BC,nn; LD DE,nn; CALL nn``) and the entries of an
   expected-CRC table, located by tracing the reference (a RAM word that walks
   the table, in steps of four bytes, as the tests run). A patch is kept only
-  when the reference, run in the grader's process, now reports "Failed".
+  when the reference, run in the grader's process, now reports "Failed";
+- ``dmg-branch``: a conditional jump, call or return right after an
+  instruction that sets the flags (a compare, a logical or arithmetic
+  operation, a ``BIT``) is inverted (``Z`` and ``NZ``, ``C`` and ``NC`` swap),
+  so the test takes its other path. Kept only when the reference then fails
+  cleanly: a Blargg test prints "Failed" in plain text (no "Passed", status
+  1..0x7F where it keeps one); a Mooneye test (its success signal changed too)
+  ends with 0x42 in all six registers. This is the kind for tests that compare
+  with constants inside their code, where there is no CRC or ``regs_assert``.
 
 The expected answer of every variant is what the platform's reference
 candidate reports on it, run by the grader in its own jail; nothing about a
@@ -33,8 +41,12 @@ and all its variants match. Patches never touch the cartridge header
 are left as they are. The seed never leaves the grader; the grade record
 carries each variant's ROM digest and the SHA-256 of the seed.
 
-Blargg cases with neither kind of CRC site (interrupt, timing and most sound
-tests, which compare with inline constants) get no variant.
+Kinds come in tiers: the kinds whose right answer is a failure (``blargg-crc``,
+``mooneye-check``, ``dmg-branch``) and, on Mooneye, the one whose right answer
+is a new success signal (``mooneye-signal``). Variant 0 of a case is of the
+first tier, variant 1 of the second, so two variants per case (the default on
+Mooneye) stop both a candidate that reads the signal out of the ROM and one
+that answers "failed" for every ROM it does not know.
 """
 
 from __future__ import annotations
@@ -82,6 +94,7 @@ from playproof.corpus._runner import (
     RunOutcome,
     run_corpus,
 )
+from playproof.corpus._trials import TrialWorker
 from playproof.errors import FormatError
 
 __all__ = [
@@ -93,6 +106,7 @@ __all__ = [
     "VariantPlan",
     "VariantRun",
     "combine",
+    "default_variants",
     "load_symbols",
     "make_variants",
     "new_seed",
@@ -115,7 +129,9 @@ HEADER = range(0x100, 0x150)
 VARIANT_MARK = "~variant-"
 """Joins a case id and a variant number in the grader's own bookkeeping (never sent)."""
 
-VariantKind = Literal["chip8-sprite", "dmg-tile", "mooneye-signal", "mooneye-check", "blargg-crc"]
+VariantKind = Literal[
+    "chip8-sprite", "dmg-tile", "mooneye-signal", "mooneye-check", "blargg-crc", "dmg-branch"
+]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Patches = tuple[tuple[int, int], ...]
 """(file offset, new byte) pairs."""
@@ -136,6 +152,22 @@ SITE_CACHE_ROMS = 64
 """ROMs whose CRC sites a grading process remembers (the search runs the reference)."""
 MAX_POINTER_VALUES = 4096
 """Values kept per traced RAM word (a bound on the trace's memory)."""
+CONDITIONAL = frozenset({0x20, 0x28, 0x30, 0x38, 0xC0, 0xC2, 0xC4, 0xC8, 0xCA, 0xCC})
+CONDITIONAL |= frozenset({0xD0, 0xD2, 0xD4, 0xD8, 0xDA, 0xDC})
+"""``JR cc``, ``RET cc``, ``JP cc`` and ``CALL cc``: the conditional control transfers."""
+CONDITION_BIT = 0x08
+"""XORed into a conditional opcode, swaps NZ and Z, or NC and C (``JR NZ`` 0x20, ``JR Z`` 0x28)."""
+FLAGS_ONE_BYTE = frozenset(range(0xA0, 0xC0))
+"""``AND``, ``XOR``, ``OR`` and ``CP`` with a register: set the flags a branch then reads."""
+FLAGS_IMMEDIATE = frozenset({0xC6, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE})
+"""``ADD``, ``ADC``, ``SUB``, ``SBC``, ``AND``, ``XOR``, ``OR`` and ``CP`` with an immediate."""
+PREFIX_CB = 0xCB
+TRIAL_SLACK_FRAMES = 30
+"""Frames a patched ROM's try may run past twice the original's (see ``_trial_frames``)."""
+"""``BIT``, rotations and shifts (two bytes): set Z or C."""
+MAX_BRANCH_ATTEMPTS = 24
+"""Branches tried per ``dmg-branch`` variant: about one in ten candidates makes a test fail
+cleanly, and a try costs one reference run (0.1 s for most Blargg tests, 0.05 s Mooneye)."""
 
 
 class VariantPin(BaseModel):
@@ -383,6 +415,11 @@ class _Polling:
 def _blargg_result(rom: bytes, case: _Polling, trace: _PointerTrace | None = None) -> str:
     """The reference's result on ``rom``, polled as the runner polls it (serial text, status
     and status text); with ``trace``, work RAM after every frame goes to it."""
+    return _blargg_run(rom, case, trace)[0]
+
+
+def _blargg_run(rom: bytes, case: _Polling, trace: _PointerTrace | None = None) -> tuple[str, int]:
+    """:func:`_blargg_result` and the frames it took."""
     from playproof.corpus import reference_candidate
 
     with warnings.catch_warnings():
@@ -410,7 +447,7 @@ def _blargg_result(rom: bytes, case: _Polling, trace: _PointerTrace | None = Non
                 block[1:4] == BLARGG_SIGNATURE and block[0] != BLARGG_RUNNING
             )
         status = f"{block[0]:#04x} {status_text(block)}" if block[1:4] == BLARGG_SIGNATURE else ""
-        return f"{machine.serial.decode('latin-1')}\0{status}"
+        return f"{machine.serial.decode('latin-1')}\0{status}", frames
     finally:
         machine.pyboy.stop(save=False)
 
@@ -515,24 +552,162 @@ def _blargg_crc(case: CorpusCase, rom: bytes, rng: random.Random) -> tuple[bytes
     raise _NoVariant
 
 
+# -- Game Boy: a branch the test decides with --------------------------------------------------
+
+
+def _branch_sites(rom: bytes) -> list[int]:
+    """Offsets of conditional jumps, calls and returns right after a flag-setting instruction
+    (outside the header). Found without symbols; most are never run, which trying tells."""
+    return [
+        at
+        for at in range(HEADER.stop + 2, len(rom))
+        if rom[at] in CONDITIONAL
+        and (
+            rom[at - 1] in FLAGS_ONE_BYTE
+            or rom[at - 2] in FLAGS_IMMEDIATE
+            or rom[at - 2] == PREFIX_CB
+        )
+    ]
+
+
+def _inverted(rom: bytes, at: int) -> tuple[bytes, Patches]:
+    value = rom[at] ^ CONDITION_BIT
+    return rom[:at] + bytes([value]) + rom[at + 1 :], ((at, value),)
+
+
+def _clean_failure(result: str) -> bool:
+    """A Blargg result that is a failure and nothing else: "Failed" in plain text, no
+    "Passed", and a status of 1..0x7F where the test keeps one (0x80 means still running)."""
+    serial, _, status = result.partition("\0")
+    shown = f"{serial}\n{status}"
+    if "Passed" in shown or "Failed" not in shown:
+        return False
+    if not all(char == "\n" or " " <= char <= "~" for char in shown):
+        return False  # a run gone astray prints bytes no honest emulator is tested on
+    return not status or 0 < int(status[:4], 16) < BLARGG_RUNNING
+
+
+@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
+def _blargg_original(rom: bytes, case: _Polling) -> tuple[str, int]:
+    """The reference's result on the original ROM ("" when it cannot run it) and the frames
+    it took; per process."""
+    try:
+        return _blargg_run(rom, case)
+    except Exception:  # PyBoy refuses or breaks on this ROM: the reference has no result
+        return "", 0
+
+
+def _trial_frames(frames: int, budget: int) -> int:
+    """Frames a try of a patched ROM may run: a test that fails a check reports about when
+    the original reported, so a try that runs on much longer is given up (kept variants
+    finish within this, so their answers are the same under the full budget)."""
+    return min(budget, 2 * frames + TRIAL_SLACK_FRAMES)
+
+
+def _blargg_branch(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    polling = _Polling.of(case)
+    original, frames = _blargg_original(rom, polling)
+    if not original or _failed(original):
+        raise _NoVariant  # nothing to turn into a failure
+    trial = dataclasses.replace(polling, budget=_trial_frames(frames, polling.budget))
+    sites = _branch_sites(rom)
+    rng.shuffle(sites)
+    for at in sites[:MAX_BRANCH_ATTEMPTS]:
+        altered, patch = _inverted(rom, at)
+        reply = trials.run("blargg", altered, trial)
+        if reply is None:  # the patched ROM broke or hung the reference: try the next branch
+            continue
+        result, took = str(reply[0]), int(reply[1])
+        if took < trial.budget and result != original and _clean_failure(result):
+            return altered, patch
+    raise _NoVariant
+
+
+def _mooneye_registers(rom: bytes, frames: int) -> tuple[tuple[int, ...] | None, int]:
+    """B, C, D, E, H, L at the reference's ``LD B,B`` breakpoint (None: none within
+    ``frames``), checked after every frame as the reference candidate answers ``RUNBP``;
+    and the frames run."""
+    from playproof.corpus import reference_candidate
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
+        machine = reference_candidate.Machine(rom)
+    try:
+        for done in range(1, frames + 1):
+            machine.run_frames(1, draw=False)
+            if machine.at_breakpoint():
+                regs = machine.pyboy.register_file
+                hl = int(regs.HL) & 0xFFFF
+                found = (int(regs.B), int(regs.C), int(regs.D), int(regs.E), hl >> 8, hl & 0xFF)
+                return found, done
+        return None, frames
+    finally:
+        machine.pyboy.stop(save=False)
+
+
+@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
+def _mooneye_original(rom: bytes, frames: int) -> int:
+    """Frames the reference takes to its breakpoint on the original (``frames``: none)."""
+    try:
+        return _mooneye_registers(rom, frames)[1]
+    except Exception:  # PyBoy refuses or breaks on this ROM
+        return frames
+
+
+def _mooneye_branch(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    # As with a changed check, the success signal changes too: only the fail signal is right.
+    signalled, signal = _mooneye_signal(rom, rng)
+    moved = {offset for offset, _ in signal}
+    budget = _trial_frames(_mooneye_original(rom, case.budget_frames), case.budget_frames)
+    sites = [at for at in _branch_sites(rom) if at not in moved]
+    rng.shuffle(sites)
+    for at in sites[:MAX_BRANCH_ATTEMPTS]:
+        altered, patch = _inverted(signalled, at)
+        reply = trials.run("mooneye", altered, budget)
+        if reply is None:  # the patched ROM broke or hung the reference: try the next branch
+            continue
+        if reply[0] == [MOONEYE_FAIL] * 6:
+            return altered, (*signal, *patch)
+    raise _NoVariant
+
+
 class _NoVariant(Exception):
     """No patch of this kind fits this ROM."""
 
 
-def _kinds(platform: str, case: CorpusCase, symbols: str | None) -> list[VariantKind]:
+def _kinds(platform: str, case: CorpusCase, symbols: str | None) -> list[list[VariantKind]]:
+    """The kinds that fit a case, in tiers: first those whose right answer is a failure (or,
+    where there is no such kind, another picture), then Mooneye's moved success signal."""
     if platform == "chip8":
-        return ["chip8-sprite"]
+        return [["chip8-sprite"]]
     if case.mode == "frames":
-        return ["dmg-tile"]
+        return [["dmg-tile"]]
     if case.mode == "until-breakpoint":
-        return ["mooneye-signal", "mooneye-check"] if symbols else ["mooneye-signal"]
+        failing: list[VariantKind] = ["mooneye-check", "dmg-branch"] if symbols else ["dmg-branch"]
+        return [failing, ["mooneye-signal"]]
     if case.mode == "until-result":
-        return ["blargg-crc"]
+        return [["blargg-crc", "dmg-branch"]]
     return []
 
 
+def default_variants(manifest: CorpusManifest) -> int:
+    """Variants per case when none are asked for: 2 where a case has two tiers of kinds
+    (Mooneye: one must fail, one moves the success signal), else 1."""
+    tiers = (len(_kinds(manifest.platform, case, "")) for case in manifest.cases)
+    return 2 if any(count > 1 for count in tiers) else 1
+
+
 def _one(
-    kind: VariantKind, case: CorpusCase, rom: bytes, symbols: str | None, rng: random.Random
+    kind: VariantKind,
+    case: CorpusCase,
+    rom: bytes,
+    symbols: str | None,
+    rng: random.Random,
+    trials: TrialWorker,
 ) -> tuple[bytes, Patches]:
     if kind == "chip8-sprite":
         return _chip8_sprite(case, rom, rng)
@@ -542,34 +717,47 @@ def _one(
         return _mooneye_signal(rom, rng)
     if kind == "blargg-crc":
         return _blargg_crc(case, rom, rng)
+    if kind == "dmg-branch":
+        if case.mode == "until-breakpoint":
+            return _mooneye_branch(case, rom, rng, trials)
+        return _blargg_branch(case, rom, rng, trials)
     return _mooneye_check(rom, symbols, rng)
 
 
 def make_variants(corpus: Corpus, plan: VariantPlan) -> list[Variant]:
     """The variants of ``corpus`` this plan's seed picks, in manifest order.
 
-    Each case gets ``plan.per_case`` variants where a kind applies; the seed
-    orders the kinds that fit the case and variant *n* takes the *n*-th (so
-    ``per_case=2`` gives a Mooneye case with ``.sym`` assertions one of each).
-    The same seed gives the same variants (the search runs the reference
-    deterministically). A case no kind fits (a Blargg test without CRC sites) gets none.
+    Each case gets ``plan.per_case`` variants where a kind applies. The seed
+    shuffles the kinds within each tier of :func:`_kinds` and deals them out
+    tier by tier: variant *n* tries the *n*-th kind dealt first, then the rest
+    of its tier, then the others (so ``per_case=2`` gives a Mooneye case one
+    variant that must fail and one whose success signal moved). The same seed
+    gives the same variants (the search runs the reference deterministically).
+    A case no kind fits gets none.
     """
+    with TrialWorker() as trials:
+        return _make(corpus, plan, trials)
+
+
+def _make(corpus: Corpus, plan: VariantPlan, trials: TrialWorker) -> list[Variant]:
     made: list[Variant] = []
     platform = corpus.manifest.platform
     for case in corpus.manifest.cases:
         symbols = plan.symbols.get(case.id)
-        kinds = _kinds(platform, case, symbols)
+        tiers = [list(tier) for tier in _kinds(platform, case, symbols)]
+        shuffler = _rng(plan.seed, case.id, -1)
+        for tier in tiers:
+            shuffler.shuffle(tier)
+        dealt = [k for group in itertools.zip_longest(*tiers) for k in group if k is not None]
         rom = corpus.roms[case.id]
-        order = list(kinds)
-        _rng(plan.seed, case.id, -1).shuffle(order)
-        for number in range(plan.per_case if kinds else 0):
+        for number in range(plan.per_case if dealt else 0):
             rng = _rng(plan.seed, case.id, number)
-            # Variant n tries kind n first (in the seed's order), so two variants of a
-            # case with two kinds are one of each.
-            shift = number % len(order)
-            for kind in order[shift:] + order[:shift]:
+            first = dealt[number % len(dealt)]
+            tier = next(t for t in tiers if first in t)
+            tries = [first, *(k for k in tier if k != first), *(k for k in dealt if k not in tier)]
+            for kind in tries:
                 try:
-                    altered, patch = _one(kind, case, rom, symbols, rng)
+                    altered, patch = _one(kind, case, rom, symbols, rng, trials)
                 except _NoVariant:
                     continue
                 # Only a Game Boy ROM has a cartridge header; a CHIP-8 sprite may lie there.

@@ -1,0 +1,119 @@
+"""Tries of patched Game Boy ROMs on the reference, in a child process the grader can kill.
+
+An inverted branch can send a test into an illegal opcode, and PyBoy then
+spins inside one ``tick`` forever (it treats 0xDB as a breakpoint that no hook
+claims), where no signal reaches it. So the variant search runs such tries in
+a child process and gives a try up after :data:`TRIAL_SECONDS`: a hung try is
+a rejected patch, and the next try gets a fresh child.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import select
+import subprocess
+import sys
+from types import TracebackType
+from typing import IO, Any
+
+__all__ = ["MAX_REPLY_BYTES", "TRIAL_SECONDS", "TrialWorker", "main"]
+
+TRIAL_SECONDS = 8.0
+"""Wall time one try may take (tries run at most about twice the original's frames: 0.05 s
+on Mooneye, at most 1.5 s on Blargg); past it the try counts as hung and is rejected."""
+MAX_REPLY_BYTES = 1024 * 1024
+"""A child's reply line is at most this long (a result is serial text and a status block)."""
+
+
+def _answer(kind: str, rom: bytes, argument: Any) -> Any:
+    from playproof.corpus import _variants
+
+    if kind == "blargg":
+        polling = _variants._Polling(
+            budget=int(argument["budget"]),
+            every=int(argument["every"]),
+            markers=tuple(argument["markers"]),
+            address=argument["address"],
+        )
+        return list(_variants._blargg_run(rom, polling))
+    return list(_variants._mooneye_registers(rom, int(argument)))
+
+
+def main(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
+    """The child: read a JSON header line and the ROM's bytes, answer one JSON line; repeat."""
+    source = stdin or sys.stdin.buffer
+    sink = stdout or sys.stdout.buffer
+    while line := source.readline(MAX_REPLY_BYTES):
+        header = json.loads(line)
+        rom = source.read(int(header["size"]))
+        try:
+            reply: dict[str, Any] = {"ok": _answer(header["kind"], rom, header["argument"])}
+        except Exception as error:  # the patched ROM broke the reference
+            reply = {"error": repr(error)[:200]}
+        sink.write(json.dumps(reply).encode() + b"\n")
+        sink.flush()
+
+
+class TrialWorker:
+    """One child process at a time; :meth:`run` returns its answer, or None when the try
+    broke the reference, hung past :data:`TRIAL_SECONDS` or the child died."""
+
+    def __init__(self, seconds: float = TRIAL_SECONDS) -> None:
+        self.seconds = seconds
+        self._child: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._child is None:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "playproof.corpus._trials"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        return self._child
+
+    def run(self, kind: str, rom: bytes, argument: object) -> Any:
+        """Run one try: ``("blargg", rom, polling)`` or ``("mooneye", rom, frames)``."""
+        child = self._start()
+        assert child.stdin is not None
+        assert child.stdout is not None
+        if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
+            argument = dataclasses.asdict(argument)
+        header = json.dumps({"kind": kind, "size": len(rom), "argument": argument})
+        try:
+            child.stdin.write(header.encode() + b"\n" + rom)
+            child.stdin.flush()
+            ready, _, _ = select.select([child.stdout], [], [], self.seconds)
+            line = child.stdout.readline(MAX_REPLY_BYTES) if ready else b""
+            reply = json.loads(line) if line.endswith(b"\n") else None
+        except (OSError, ValueError):
+            reply = None
+        if not isinstance(reply, dict):
+            self._stop()  # hung, died or spoke nonsense: the next try gets a fresh child
+            return None
+        return reply.get("ok")
+
+    def _stop(self) -> None:
+        if self._child is not None:
+            self._child.kill()
+            self._child.wait(5)
+            for pipe in (self._child.stdin, self._child.stdout):
+                if pipe is not None:
+                    pipe.close()
+        self._child = None
+
+    def __enter__(self) -> TrialWorker:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop()
+
+
+if __name__ == "__main__":
+    main()
