@@ -408,10 +408,10 @@ def test_a_try_that_hangs_the_reference_is_given_up_and_rejected() -> None:
     spin = bytearray(0x8000)
     spin[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x150
     spin[0x150] = 0xDB  # an illegal opcode: PyBoy never finishes the frame
-    with TrialWorker(seconds=3.0) as trials:
-        assert trials.run("mooneye", bytes(spin), 10) is None
+    with TrialWorker() as trials:
+        assert trials.run("mooneye", bytes(spin), 10, 10) is None
         rom = corpus_rom("mooneye", "acceptance/instr/daa")
-        registers, frames = trials.run("mooneye", rom, 600)
+        registers, frames = trials.run("mooneye", rom, 600, 600)
     assert registers == list(FIBONACCI.values())
     assert frames < 600
 

@@ -3,7 +3,7 @@
 An inverted branch can send a test into an illegal opcode, and PyBoy then
 spins inside one ``tick`` forever (it treats 0xDB as a breakpoint that no hook
 claims), where no signal reaches it. So the variant search runs such tries in
-a child process and gives a try up after :data:`TRIAL_SECONDS`: a hung try is
+a child process and gives a try up after its time (:data:`TRY_SECONDS`): a hung try is
 a rejected patch, and the next try gets a fresh child.
 """
 
@@ -17,11 +17,16 @@ import sys
 from types import TracebackType
 from typing import IO, Any
 
-__all__ = ["MAX_REPLY_BYTES", "TRIAL_SECONDS", "TrialWorker", "main"]
+__all__ = ["MAX_REPLY_BYTES", "START_SECONDS", "TRY_FRAMES_PER_SECOND", "TRY_SECONDS"]
+__all__ += ["TrialWorker", "main"]
 
-TRIAL_SECONDS = 8.0
-"""Wall time one try may take (tries run at most about twice the original's frames: 0.05 s
-on Mooneye, at most 1.5 s on Blargg); past it the try counts as hung and is rejected."""
+START_SECONDS = 60.0
+"""Wall time the child may take to start (Python, playproof's corpus package and PyBoy)."""
+TRY_SECONDS = 1.0
+TRY_FRAMES_PER_SECOND = 300
+"""A try of ``n`` frames may take ``TRY_SECONDS + n / TRY_FRAMES_PER_SECOND`` of wall time.
+PyBoy runs undrawn frames at about 2,000 a second here, so only a hung try takes that long
+(a Mooneye try of 100 frames gets 1.3 s, a Blargg try of 2,000 frames 7.7 s)."""
 MAX_REPLY_BYTES = 1024 * 1024
 """A child's reply line is at most this long (a result is serial text and a status block)."""
 
@@ -44,6 +49,10 @@ def main(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> Non
     """The child: read a JSON header line and the ROM's bytes, answer one JSON line; repeat."""
     source = stdin or sys.stdin.buffer
     sink = stdout or sys.stdout.buffer
+    from playproof.corpus import _variants  # noqa: F401  (the start-up cost, before "ready")
+
+    sink.write(b'{"ready": true}\n')
+    sink.flush()
     while line := source.readline(MAX_REPLY_BYTES):
         header = json.loads(line)
         rom = source.read(int(header["size"]))
@@ -57,13 +66,13 @@ def main(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> Non
 
 class TrialWorker:
     """One child process at a time; :meth:`run` returns its answer, or None when the try
-    broke the reference, hung past :data:`TRIAL_SECONDS` or the child died."""
+    broke the reference, hung past its time (see :data:`TRY_SECONDS`) or the child died."""
 
-    def __init__(self, seconds: float = TRIAL_SECONDS) -> None:
+    def __init__(self, seconds: float = TRY_SECONDS) -> None:
         self.seconds = seconds
         self._child: subprocess.Popen[bytes] | None = None
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def _start(self) -> subprocess.Popen[bytes] | None:
         if self._child is None:
             self._child = subprocess.Popen(
                 [sys.executable, "-m", "playproof.corpus._trials"],
@@ -71,25 +80,39 @@ class TrialWorker:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
+            if self._reply(START_SECONDS) != {"ready": True}:
+                self._stop()
         return self._child
 
-    def run(self, kind: str, rom: bytes, argument: object) -> Any:
-        """Run one try: ``("blargg", rom, polling)`` or ``("mooneye", rom, frames)``."""
+    def _reply(self, seconds: float) -> Any:
+        """The child's next line as JSON, or None: nothing within ``seconds``, or not JSON."""
+        child = self._child
+        if child is None or child.stdout is None:
+            return None
+        try:
+            ready, _, _ = select.select([child.stdout], [], [], seconds)
+            line = child.stdout.readline(MAX_REPLY_BYTES) if ready else b""
+            return json.loads(line) if line.endswith(b"\n") else None
+        except (OSError, ValueError):
+            return None
+
+    def run(self, kind: str, rom: bytes, argument: object, frames: int) -> Any:
+        """Run one try of at most ``frames`` frames: ``("blargg", rom, polling)`` or
+        ``("mooneye", rom, frames)``."""
         child = self._start()
-        assert child.stdin is not None
-        assert child.stdout is not None
+        if child is None or child.stdin is None:
+            return None
         if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
             argument = dataclasses.asdict(argument)
         header = json.dumps({"kind": kind, "size": len(rom), "argument": argument})
         try:
             child.stdin.write(header.encode() + b"\n" + rom)
             child.stdin.flush()
-            ready, _, _ = select.select([child.stdout], [], [], self.seconds)
-            line = child.stdout.readline(MAX_REPLY_BYTES) if ready else b""
-            reply = json.loads(line) if line.endswith(b"\n") else None
-        except (OSError, ValueError):
+        except OSError:
             reply = None
-        if not isinstance(reply, dict):
+        else:
+            reply = self._reply(self.seconds + frames / TRY_FRAMES_PER_SECOND)
+        if not isinstance(reply, dict) or ("ok" not in reply and "error" not in reply):
             self._stop()  # hung, died or spoke nonsense: the next try gets a fresh child
             return None
         return reply.get("ok")

@@ -64,7 +64,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -604,6 +604,27 @@ def _trial_frames(frames: int, budget: int) -> int:
     return min(budget, 2 * frames + TRIAL_SLACK_FRAMES)
 
 
+def _first_branch(
+    rom: bytes,
+    sites: list[int],
+    rng: random.Random,
+    trials: TrialWorker,
+    request: tuple[str, object, int],
+    accept: Callable[[Any], bool],
+) -> tuple[bytes, Patches]:
+    """The first of ``sites``, in the seed's order, whose inverted branch the reference's
+    reply (a try in ``trials``: kind, argument, frames) makes ``accept`` true."""
+    kind, argument, frames = request
+    rng.shuffle(sites)
+    for at in sites[:MAX_BRANCH_ATTEMPTS]:
+        altered, patch = _inverted(rom, at)
+        reply = trials.run(kind, altered, argument, frames)
+        # None: the patched ROM broke or hung the reference; try the next branch.
+        if reply is not None and accept(reply):
+            return altered, patch
+    raise _NoVariant
+
+
 def _blargg_branch(
     case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
 ) -> tuple[bytes, Patches]:
@@ -612,17 +633,14 @@ def _blargg_branch(
     if not original or _failed(original):
         raise _NoVariant  # nothing to turn into a failure
     trial = dataclasses.replace(polling, budget=_trial_frames(frames, polling.budget))
-    sites = _branch_sites(rom)
-    rng.shuffle(sites)
-    for at in sites[:MAX_BRANCH_ATTEMPTS]:
-        altered, patch = _inverted(rom, at)
-        reply = trials.run("blargg", altered, trial)
-        if reply is None:  # the patched ROM broke or hung the reference: try the next branch
-            continue
+
+    def fails(reply: Any) -> bool:
         result, took = str(reply[0]), int(reply[1])
-        if took < trial.budget and result != original and _clean_failure(result):
-            return altered, patch
-    raise _NoVariant
+        return took < trial.budget and result != original and _clean_failure(result)
+
+    return _first_branch(
+        rom, _branch_sites(rom), rng, trials, ("blargg", trial, trial.budget), fails
+    )
 
 
 def _mooneye_registers(rom: bytes, frames: int) -> tuple[tuple[int, ...] | None, int]:
@@ -664,15 +682,15 @@ def _mooneye_branch(
     moved = {offset for offset, _ in signal}
     budget = _trial_frames(_mooneye_original(rom, case.budget_frames), case.budget_frames)
     sites = [at for at in _branch_sites(rom) if at not in moved]
-    rng.shuffle(sites)
-    for at in sites[:MAX_BRANCH_ATTEMPTS]:
-        altered, patch = _inverted(signalled, at)
-        reply = trials.run("mooneye", altered, budget)
-        if reply is None:  # the patched ROM broke or hung the reference: try the next branch
-            continue
-        if reply[0] == [MOONEYE_FAIL] * 6:
-            return altered, (*signal, *patch)
-    raise _NoVariant
+    altered, patch = _first_branch(
+        signalled,
+        sites,
+        rng,
+        trials,
+        ("mooneye", budget, budget),
+        lambda reply: bool(reply[0] == [MOONEYE_FAIL] * 6),
+    )
+    return altered, (*signal, *patch)
 
 
 class _NoVariant(Exception):
