@@ -162,9 +162,9 @@ FLAGS_ONE_BYTE = frozenset(range(0xA0, 0xC0))
 FLAGS_IMMEDIATE = frozenset({0xC6, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE})
 """``ADD``, ``ADC``, ``SUB``, ``SBC``, ``AND``, ``XOR``, ``OR`` and ``CP`` with an immediate."""
 PREFIX_CB = 0xCB
+"""``BIT``, rotations and shifts (two bytes): set Z or C."""
 TRIAL_SLACK_FRAMES = 30
 """Frames a patched ROM's try may run past twice the original's (see ``_trial_frames``)."""
-"""``BIT``, rotations and shifts (two bytes): set Z or C."""
 MAX_BRANCH_ATTEMPTS = 24
 """Branches tried per ``dmg-branch`` variant: about one in ten candidates makes a test fail
 cleanly, and a try costs one reference run (0.1 s for most Blargg tests, 0.05 s Mooneye)."""
