@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from rust_tasks import need_rust_jail, rust_task
 
 from playproof.corpus import _rust, load_corpus, load_manifest, shipped_paths
+from playproof.corpus._patching import HEADER
 from playproof.corpus._rust import (
     FINGERPRINT_FILE,
     SPAWN_SYMBOLS,
@@ -31,7 +32,7 @@ from playproof.corpus._rust import (
     spawn_symbols,
 )
 from playproof.corpus._task import task_run_tests
-from playproof.corpus._variants import HEADER, VariantPlan, load_symbols, make_variants
+from playproof.corpus._variants import VariantPlan, load_symbols, make_variants
 from playproof.errors import FormatError
 
 MAIN_OK = 'fn main() {\n    println!("OK playproof-corpus/1 x");\n}\n'

@@ -35,26 +35,26 @@ from playproof.corpus import (
     sign_grade,
     verify_grade,
 )
+from playproof.corpus._patching import HEADER, NoVariant
 from playproof.corpus._variants import (
-    HEADER,
     MAX_SYMBOL_BYTES,
-    MOONEYE_SIGNAL,
     VARIANT_MARK,
     Variant,
     VariantPin,
     VariantPlan,
-    _assert_sites,
-    _check_sites,
-    _mooneye_check,
-    _mooneye_signal,
-    _NoVariant,
-    _PointerTrace,
     combine,
     load_symbols,
     make_variants,
     merged_corpus,
     parse_seed,
     variant_answer,
+)
+from playproof.corpus._variants_blargg import PointerTrace, check_sites
+from playproof.corpus._variants_mooneye import (
+    MOONEYE_SIGNAL,
+    assert_sites,
+    mooneye_check,
+    mooneye_signal,
 )
 from playproof.errors import FormatError
 from playproof.sign import IN_TOTO_PAYLOAD_TYPE, SigningKey
@@ -178,13 +178,13 @@ def test_an_oversized_symbol_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_rom_with_the_signal_twice_or_not_at_all_gets_no_signal_variant() -> None:
     rom = bytes(0x150) + MOONEYE_SIGNAL + bytes(10) + MOONEYE_SIGNAL
-    with pytest.raises(_NoVariant):
-        _mooneye_signal(rom, random.Random(1))
-    with pytest.raises(_NoVariant):
-        _mooneye_signal(bytes(0x400), random.Random(1))
+    with pytest.raises(NoVariant):
+        mooneye_signal(rom, random.Random(1))
+    with pytest.raises(NoVariant):
+        mooneye_signal(bytes(0x400), random.Random(1))
     inside_header = bytes(0x120) + MOONEYE_SIGNAL + bytes(0x100)
-    with pytest.raises(_NoVariant):  # a signal in the header is never patched
-        _mooneye_signal(inside_header, random.Random(1))
+    with pytest.raises(NoVariant):  # a signal in the header is never patched
+        mooneye_signal(inside_header, random.Random(1))
 
 
 @settings(max_examples=60, deadline=None)
@@ -198,15 +198,15 @@ def test_mooneye_patches_stay_out_of_the_header_on_any_rom(
     before: bytes, after: bytes, seed: int, symbols: str
 ) -> None:
     rom = bytes(0x150) + before + MOONEYE_SIGNAL + after + bytes([0x3E, 7, 0xE0, 0x8C])
-    sites = _assert_sites(rom, symbols + SYMBOLS)
+    sites = assert_sites(rom, symbols + SYMBOLS)
     assert all(HEADER.stop <= at < len(rom) for at in sites)
     for make in (
-        lambda: _mooneye_signal(rom, random.Random(seed)),
-        lambda: _mooneye_check(rom, symbols + SYMBOLS, random.Random(seed)),
+        lambda: mooneye_signal(rom, random.Random(seed)),
+        lambda: mooneye_check(rom, symbols + SYMBOLS, random.Random(seed)),
     ):
         try:
             altered, patches = make()
-        except _NoVariant:
+        except NoVariant:
             continue  # e.g. the random bytes hold a second signal
         assert len(altered) == len(rom)
         changed = {at for at in range(len(rom)) if altered[at] != rom[at]}
@@ -288,10 +288,10 @@ def test_only_crc_checks_calling_into_work_ram_outside_the_header_are_sites() ->
     check = _crc_check(0x9560, 0x7275, 0xC1F9)
     rom = header + bytes(0x150 - len(header)) + copy + check
     at = 0x150 + len(copy)
-    assert _check_sites(rom) == [((at + 1, at + 2, at + 4, at + 5), "6A9F8D8A")]
+    assert check_sites(rom) == [((at + 1, at + 2, at + 4, at + 5), "6A9F8D8A")]
 
 
-def _walk(trace: _PointerTrace, ram: bytearray, at: int, values: list[int]) -> None:
+def _walk(trace: PointerTrace, ram: bytearray, at: int, values: list[int]) -> None:
     """Feed the trace one frame per value of the RAM word at ``at`` (0xC000-based)."""
     trace.add(bytes(ram))
     for value in values:
@@ -313,7 +313,7 @@ TABLE = random.Random(7).randbytes(40)
 
 def test_a_word_walking_a_table_in_steps_of_four_gives_its_entries() -> None:
     rom, ram = _table_rom(TABLE)
-    trace = _PointerTrace()
+    trace = PointerTrace()
     _walk(trace, ram, 0xD81E, [0xC104, 0xC108, 0xC110, 0xC114])
     entries = [offsets for offsets, proof in trace.table_sites(rom)]
     # The last value may already point past the table: it is left out.
@@ -332,7 +332,7 @@ def test_a_word_walking_a_table_in_steps_of_four_gives_its_entries() -> None:
 )
 def test_other_walks_give_no_table(values: list[int]) -> None:
     rom, ram = _table_rom(TABLE)
-    trace = _PointerTrace()
+    trace = PointerTrace()
     _walk(trace, ram, 0xD81E, values)
     assert trace.table_sites(rom) == []
 
@@ -341,7 +341,7 @@ def test_a_table_whose_bytes_are_not_once_in_the_rom_gives_no_sites() -> None:
     rom, ram = _table_rom(TABLE)
     twice = rom[:0x6000] + TABLE + rom[0x6000 + len(TABLE) :]
     for image in (twice, bytes(len(rom))):  # found twice, or not at all
-        trace = _PointerTrace()
+        trace = PointerTrace()
         _walk(trace, bytearray(ram), 0xD81E, [0xC104, 0xC108, 0xC10C, 0xC110])
         assert trace.table_sites(image) == []
 

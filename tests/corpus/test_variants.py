@@ -36,21 +36,20 @@ from playproof.corpus import (
 from playproof.corpus import reference_candidate as dmg_reference
 from playproof.corpus._build import CHIP8_CASES, chip8_picture_bits
 from playproof.corpus._jail import python_paths
+from playproof.corpus._patching import HEADER
 from playproof.corpus._trials import TrialWorker
 from playproof.corpus._variants import (
-    CONDITION_BIT,
-    HEADER,
-    MOONEYE_FAIL,
     VARIANT_MARK,
     VariantPlan,
-    _chip8_screen,
-    _dmg_frame,
     default_variants,
     load_symbols,
     make_variants,
     variant_answer,
     variant_corpus,
 )
+from playproof.corpus._variants_chip8 import chip8_screen
+from playproof.corpus._variants_dmg import CONDITION_BIT, dmg_frame
+from playproof.corpus._variants_mooneye import MOONEYE_FAIL
 from playproof.corpus.chip8 import candidate as chip8_reference
 from playproof.sign import Envelope
 
@@ -163,7 +162,7 @@ def test_chip8_variants_draw_another_picture_than_the_published_one() -> None:
     assert {v.kind for v in variants} == {"chip8-sprite"}
     for variant in variants:
         case = corpus.manifest.case(variant.case_id)
-        screen = _chip8_screen(variant.rom, case)
+        screen = chip8_screen(variant.rom, case)
         assert hashlib.sha256(screen).hexdigest() != answers.answers[case.id].sha256  # type: ignore[union-attr]
 
 
@@ -283,7 +282,7 @@ def test_a_frame_cache_keyed_on_the_rom_digest_scores_zero_with_variants(tmp_pat
     corpus, answers, roms = _whole("dmg-acid2")
     (case,) = corpus.manifest.cases
     rom = corpus.roms[case.id]
-    (tmp_path / case.sha256).write_bytes(_dmg_frame(rom, case.budget_frames)[0])
+    (tmp_path / case.sha256).write_bytes(dmg_frame(rom, case.budget_frames)[0])
     (tmp_path / f"rom-{case.sha256}").write_bytes(rom)
     _share(tmp_path)
     cheat = _cheat("frame_cache", tmp_path, FRAME_CACHE=str(tmp_path))

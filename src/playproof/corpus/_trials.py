@@ -32,24 +32,25 @@ MAX_REPLY_BYTES = 1024 * 1024
 
 
 def _answer(kind: str, rom: bytes, argument: Any) -> Any:
-    from playproof.corpus import _variants
+    from playproof.corpus._variants_blargg import Polling, blargg_run
+    from playproof.corpus._variants_mooneye import mooneye_registers
 
     if kind == "blargg":
-        polling = _variants._Polling(
+        polling = Polling(
             budget=int(argument["budget"]),
             every=int(argument["every"]),
             markers=tuple(argument["markers"]),
             address=argument["address"],
         )
-        return list(_variants._blargg_run(rom, polling))
-    return list(_variants._mooneye_registers(rom, int(argument)))
+        return list(blargg_run(rom, polling))
+    return list(mooneye_registers(rom, int(argument)))
 
 
 def main(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
     """The child: read a JSON header line and the ROM's bytes, answer one JSON line; repeat."""
     source = stdin or sys.stdin.buffer
     sink = stdout or sys.stdout.buffer
-    from playproof.corpus import _variants  # noqa: F401  (the start-up cost, before "ready")
+    from playproof.corpus import _variants_blargg, _variants_mooneye  # noqa: F401  (the start-up cost, before "ready")
 
     sink.write(b'{"ready": true}\n')
     sink.flush()

@@ -1,0 +1,115 @@
+"""Mooneye variants: ``mooneye-signal`` (the success signal's six immediates become other
+numbers), ``mooneye-check`` (a value checked through ``regs_assert`` changes, located with
+the ``.sym`` file) and Mooneye's ``dmg-branch`` (its signal changed too, so only the fail
+signal, 0x42 in all six registers, is right)."""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+import warnings
+
+from playproof.corpus._manifest import CorpusCase
+from playproof.corpus._patching import (
+    HEADER,
+    SITE_CACHE_ROMS,
+    NoVariant,
+    Patches,
+    flip,
+    trial_frames,
+)
+from playproof.corpus._trials import TrialWorker
+from playproof.corpus._variants_dmg import branch_sites, first_branch
+
+MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
+"""``LD B,3; LD C,5; LD D,8; LD E,13; LD H,21; LD L,34``: Mooneye's success exit."""
+MOONEYE_FAIL = 0x42
+REGS_ASSERT = re.compile(r"^[0-9a-f]{2}:ff([0-9a-f]{2}) hram\.regs_assert\.reg_[a-z]$", re.M)
+LD_A_N, LDH_N_A = 0x3E, 0xE0
+
+
+def mooneye_signal(rom: bytes, rng: random.Random) -> tuple[bytes, Patches]:
+    at = rom.find(MOONEYE_SIGNAL, HEADER.stop)
+    if at < 0 or rom.find(MOONEYE_SIGNAL, at + 1) >= 0:
+        raise NoVariant
+    out = bytearray(rom)
+    while True:
+        values = [rng.randrange(256) for _ in range(6)]
+        if values != list(MOONEYE_SIGNAL[1::2]) and values != [MOONEYE_FAIL] * 6:
+            break
+    patches = tuple((at + 2 * index + 1, value) for index, value in enumerate(values))
+    for offset, value in patches:
+        out[offset] = value
+    return bytes(out), patches
+
+
+def assert_sites(rom: bytes, symbols: str) -> list[int]:
+    """Offsets of ``n`` in ``LD A,n; LDH (regs_assert.*),A``: the values a test expects."""
+    targets = {int(low, 16) for low in REGS_ASSERT.findall(symbols)}
+    return [
+        at + 1
+        for at in range(HEADER.stop, len(rom) - 3)
+        if rom[at] == LD_A_N and rom[at + 2] == LDH_N_A and rom[at + 3] in targets
+    ]
+
+
+def mooneye_check(rom: bytes, symbols: str | None, rng: random.Random) -> tuple[bytes, Patches]:
+    sites = assert_sites(rom, symbols) if symbols else []
+    if not sites:
+        raise NoVariant
+    # The success signal changes too, so neither the Fibonacci numbers nor the
+    # immediates a reader finds in the ROM are the answer: only the fail signal is.
+    signalled, signal = mooneye_signal(rom, rng)
+    checked, check = flip(signalled, rng.choice(sites), rng)
+    return checked, (*signal, *check)
+
+
+def mooneye_registers(rom: bytes, frames: int) -> tuple[tuple[int, ...] | None, int]:
+    """B, C, D, E, H, L at the reference's ``LD B,B`` breakpoint (None: none within
+    ``frames``), checked after every frame as the reference candidate answers ``RUNBP``;
+    and the frames run."""
+    from playproof.corpus import reference_candidate
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
+        machine = reference_candidate.Machine(rom)
+    try:
+        for done in range(1, frames + 1):
+            machine.run_frames(1, draw=False)
+            if machine.at_breakpoint():
+                regs = machine.pyboy.register_file
+                hl = int(regs.HL) & 0xFFFF
+                found = (int(regs.B), int(regs.C), int(regs.D), int(regs.E), hl >> 8, hl & 0xFF)
+                return found, done
+        return None, frames
+    finally:
+        machine.pyboy.stop(save=False)
+
+
+@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
+def _mooneye_original(rom: bytes, frames: int) -> int:
+    """Frames the reference takes to its breakpoint on the original (``frames``: none)."""
+    try:
+        return mooneye_registers(rom, frames)[1]
+    except Exception:  # PyBoy refuses or breaks on this ROM
+        return frames
+
+
+def mooneye_branch(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    # As with a changed check, the success signal changes too: only the fail signal is right.
+    signalled, signal = mooneye_signal(rom, rng)
+    moved = {offset for offset, _ in signal}
+    budget = trial_frames(_mooneye_original(rom, case.budget_frames), case.budget_frames)
+    sites = [at for at in branch_sites(rom) if at not in moved]
+    altered, patch = first_branch(
+        signalled,
+        sites,
+        rng,
+        trials,
+        ("mooneye", budget, budget),
+        lambda reply: bool(reply[0] == [MOONEYE_FAIL] * 6),
+    )
+    return altered, (*signal, *patch)
