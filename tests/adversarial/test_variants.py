@@ -35,7 +35,9 @@ from playproof.corpus import (
     sign_grade,
     verify_grade,
 )
+from playproof.corpus._grader import STATUS_TEXT_AT
 from playproof.corpus._patching import HEADER, NoVariant
+from playproof.corpus._runner import RESULT_BLOCK_BYTES
 from playproof.corpus._variants import (
     MAX_SYMBOL_BYTES,
     VARIANT_MARK,
@@ -49,7 +51,7 @@ from playproof.corpus._variants import (
     parse_seed,
     variant_answer,
 )
-from playproof.corpus._variants_blargg import PointerTrace, check_sites
+from playproof.corpus._variants_blargg import PointerTrace, _clean_failure, check_sites
 from playproof.corpus._variants_mooneye import (
     MOONEYE_SIGNAL,
     assert_sites,
@@ -352,3 +354,18 @@ def test_a_rom_the_reference_cannot_load_gets_no_crc_variant() -> None:
     corpus = _corpus("odd")
     assert corpus.manifest.cases[0].mode == "until-result"
     assert make_variants(corpus, VariantPlan(seed=bytes(32))) == []
+
+
+def test_a_blargg_failure_is_clean_only_when_the_test_itself_reported_it() -> None:
+    """A clean failure shows "Failed" in plain text, or is a status-block listing cut off at
+    the block's end; never a pass, a run still going, a status past 0x7F or stray bytes."""
+    filled = "x" * (RESULT_BLOCK_BYTES - STATUS_TEXT_AT)
+    assert _clean_failure("01-test\n\nFailed\n\0")
+    assert _clean_failure(f"\x000x01 {filled}")  # the listing fills the block: the status says
+    assert not _clean_failure(f"\x000x01 {filled[1:]}")  # room was left and no "Failed" came
+    assert not _clean_failure(f"\x000x80 {filled}")  # still running
+    assert not _clean_failure(f"\x000xff {filled}")
+    assert not _clean_failure(f"\x000x00 {filled}")
+    assert not _clean_failure(f"listing\x000x01 {filled}")  # a serial test never reports this way
+    assert not _clean_failure("Failed\nPassed\n\0")
+    assert not _clean_failure("Fail\x07ed\n\0")

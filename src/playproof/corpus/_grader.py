@@ -23,7 +23,7 @@ from playproof.corpus._manifest import (
 )
 from playproof.corpus._runner import BLARGG_SIGNATURE, CaseObservation
 
-__all__ = ["CaseResult", "Grade", "grade", "grade_case", "status_text"]
+__all__ = ["STATUS_TEXT_AT", "CaseResult", "Grade", "grade", "grade_case", "status_text"]
 
 MAX_REASON = 200
 
@@ -66,9 +66,13 @@ def _tail(text: str, size: int = 40) -> str:
     return repr(text[-size:])
 
 
+STATUS_TEXT_AT = 4
+"""Where a Blargg status block's text starts (after the status byte and the signature)."""
+
+
 def status_text(block: bytes) -> str:
     """The zero-terminated text of a Blargg status block (after status and signature)."""
-    return block[4:].split(b"\0", 1)[0].decode("latin-1")
+    return block[STATUS_TEXT_AT:].split(b"\0", 1)[0].decode("latin-1")
 
 
 def _serial(answer: SerialAnswer, seen: CaseObservation) -> tuple[bool, str]:

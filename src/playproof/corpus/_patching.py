@@ -11,8 +11,6 @@ HEADER = range(0x100, 0x150)
 """The cartridge header: never patched."""
 Patches = tuple[tuple[int, int], ...]
 """(file offset, new byte) pairs."""
-SITE_CACHE_ROMS = 64
-"""ROMs whose reference results a grading process remembers (a search runs the reference)."""
 TRIAL_SLACK_FRAMES = 30
 """Frames a patched ROM's try may run past twice the original's (see ``trial_frames``)."""
 

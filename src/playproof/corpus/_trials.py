@@ -10,15 +10,18 @@ a rejected patch, and the next try gets a fresh child.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import select
 import subprocess
 import sys
+import threading
+from collections import OrderedDict
 from types import TracebackType
 from typing import IO, Any
 
 __all__ = ["MAX_REPLY_BYTES", "START_SECONDS", "TRY_FRAMES_PER_SECOND", "TRY_SECONDS"]
-__all__ += ["TrialWorker", "main"]
+__all__ += ["REMEMBERED_REPLIES", "TrialWorker", "main", "remembered"]
 
 START_SECONDS = 60.0
 """Wall time the child may take to start (Python, playproof's corpus package and PyBoy)."""
@@ -27,22 +30,24 @@ TRY_FRAMES_PER_SECOND = 300
 """A try of ``n`` frames may take ``TRY_SECONDS + n / TRY_FRAMES_PER_SECOND`` of wall time.
 PyBoy runs undrawn frames at about 2,000 a second here, so only a hung try takes that long
 (a Mooneye try of 100 frames gets 1.3 s, a Blargg try of 2,000 frames 7.7 s)."""
+REMEMBERED_REPLIES = 256
+"""Replies on original ROMs a grading process keeps (see :func:`remembered`)."""
 MAX_REPLY_BYTES = 1024 * 1024
 """A child's reply line is at most this long (a result is serial text and a status block)."""
 
 
 def _answer(kind: str, rom: bytes, argument: Any) -> Any:
-    from playproof.corpus._variants_blargg import Polling, blargg_run
+    from playproof.corpus._variants_blargg import Polling, blargg_run, crc_search
     from playproof.corpus._variants_mooneye import mooneye_registers
 
-    if kind == "blargg":
+    if kind in ("blargg", "blargg-sites"):
         polling = Polling(
             budget=int(argument["budget"]),
             every=int(argument["every"]),
             markers=tuple(argument["markers"]),
             address=argument["address"],
         )
-        return list(blargg_run(rom, polling))
+        return list(blargg_run(rom, polling) if kind == "blargg" else crc_search(rom, polling))
     return list(mooneye_registers(rom, int(argument)))
 
 
@@ -98,8 +103,9 @@ class TrialWorker:
             return None
 
     def run(self, kind: str, rom: bytes, argument: object, frames: int) -> Any:
-        """Run one try of at most ``frames`` frames: ``("blargg", rom, polling)`` or
-        ``("mooneye", rom, frames)``."""
+        """Run one try of at most ``frames`` frames: ``("blargg", rom, polling)`` (the result
+        and the frames it took), ``("blargg-sites", rom, polling)`` (the result and the CRC
+        sites a trace finds) or ``("mooneye", rom, frames)`` (registers and frames)."""
         child = self._start()
         if child is None or child.stdin is None:
             return None
@@ -127,6 +133,10 @@ class TrialWorker:
                     pipe.close()
         self._child = None
 
+    def close(self) -> None:
+        """Stop the child, if one runs (a later :meth:`run` starts a fresh one)."""
+        self._stop()
+
     def __enter__(self) -> TrialWorker:
         return self
 
@@ -137,6 +147,30 @@ class TrialWorker:
         traceback: TracebackType | None,
     ) -> None:
         self._stop()
+
+
+_REPLIES: OrderedDict[tuple[str, str, str, int], Any] = OrderedDict()
+_REPLIES_LOCK = threading.Lock()
+
+
+def remembered(trials: TrialWorker, kind: str, rom: bytes, argument: object, frames: int) -> Any:
+    """:meth:`TrialWorker.run`, remembered per process for the same arguments (the reference
+    is deterministic): the runs on original ROMs every grading of a corpus repeats. A None
+    reply (the try broke or hung) is not kept."""
+    if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
+        argument = dataclasses.asdict(argument)
+    key = (kind, hashlib.sha256(rom).hexdigest(), json.dumps(argument, sort_keys=True), frames)
+    with _REPLIES_LOCK:
+        if key in _REPLIES:
+            _REPLIES.move_to_end(key)
+            return _REPLIES[key]
+    reply = trials.run(kind, rom, argument, frames)
+    if reply is not None:
+        with _REPLIES_LOCK:
+            _REPLIES[key] = reply
+            while len(_REPLIES) > REMEMBERED_REPLIES:
+                _REPLIES.popitem(last=False)
+    return reply
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ import dataclasses
 import hashlib
 import hmac
 import itertools
+import queue
 import random
 import secrets
 from collections.abc import Callable, Sequence
@@ -254,7 +255,7 @@ def _one(
     if kind == "mooneye-signal":
         return mooneye_signal(rom, rng)
     if kind == "blargg-crc":
-        return blargg_crc(case, rom, rng)
+        return blargg_crc(case, rom, rng, trials)
     if kind == "dmg-branch":
         if case.mode == "until-breakpoint":
             return mooneye_branch(case, rom, rng, trials)
@@ -262,7 +263,7 @@ def _one(
     return mooneye_check(rom, symbols, rng)
 
 
-def make_variants(corpus: Corpus, plan: VariantPlan) -> list[Variant]:
+def make_variants(corpus: Corpus, plan: VariantPlan, *, jobs: int = 1) -> list[Variant]:
     """The variants of ``corpus`` this plan's seed picks, in manifest order.
 
     Each case gets ``plan.per_case`` variants where a kind applies. The seed
@@ -272,37 +273,62 @@ def make_variants(corpus: Corpus, plan: VariantPlan) -> list[Variant]:
     variant that must fail and one whose success signal moved). The same seed
     gives the same variants (the search runs the reference deterministically).
     A case no kind fits gets none.
+
+    ``jobs`` cases are searched at once, each with its own trial child (the
+    Game Boy searches run the reference there); the variants do not depend on it.
     """
-    with TrialWorker() as trials:
-        return _make(corpus, plan, trials)
+    cases = corpus.manifest.cases
+    workers = [TrialWorker() for _ in range(max(1, min(jobs, len(cases))))]
+    idle: queue.SimpleQueue[TrialWorker] = queue.SimpleQueue()
+    for worker in workers:
+        idle.put(worker)
+
+    def search(case: CorpusCase) -> list[Variant]:
+        trials = idle.get()
+        try:
+            return _case_variants(corpus, plan, case, trials)
+        finally:
+            idle.put(trials)
+
+    try:
+        if len(workers) == 1:
+            found = [search(case) for case in cases]
+        else:
+            with ThreadPoolExecutor(max_workers=len(workers)) as pool:
+                found = list(pool.map(search, cases))
+    finally:
+        for worker in workers:
+            worker.close()
+    return [variant for variants in found for variant in variants]
 
 
-def _make(corpus: Corpus, plan: VariantPlan, trials: TrialWorker) -> list[Variant]:
+def _case_variants(
+    corpus: Corpus, plan: VariantPlan, case: CorpusCase, trials: TrialWorker
+) -> list[Variant]:
     made: list[Variant] = []
     platform = corpus.manifest.platform
-    for case in corpus.manifest.cases:
-        symbols = plan.symbols.get(case.id)
-        tiers = [list(tier) for tier in _kinds(platform, case, symbols)]
-        shuffler = _rng(plan.seed, case.id, -1)
-        for tier in tiers:
-            shuffler.shuffle(tier)
-        dealt = [k for group in itertools.zip_longest(*tiers) for k in group if k is not None]
-        rom = corpus.roms[case.id]
-        for number in range(plan.per_case if dealt else 0):
-            rng = _rng(plan.seed, case.id, number)
-            first = dealt[number % len(dealt)]
-            tier = next(t for t in tiers if first in t)
-            tries = [first, *(k for k in tier if k != first), *(k for k in dealt if k not in tier)]
-            for kind in tries:
-                try:
-                    altered, patch = _one(kind, case, rom, symbols, rng, trials)
-                except NoVariant:
-                    continue
-                # Only a Game Boy ROM has a cartridge header; a CHIP-8 sprite may lie there.
-                if platform == "dmg" and any(offset in HEADER for offset, _ in patch):
-                    raise AssertionError("a variant patched the cartridge header")
-                made.append(Variant(case.id, number, kind, altered, patch))
-                break
+    symbols = plan.symbols.get(case.id)
+    tiers = [list(tier) for tier in _kinds(platform, case, symbols)]
+    shuffler = _rng(plan.seed, case.id, -1)
+    for tier in tiers:
+        shuffler.shuffle(tier)
+    dealt = [k for group in itertools.zip_longest(*tiers) for k in group if k is not None]
+    rom = corpus.roms[case.id]
+    for number in range(plan.per_case if dealt else 0):
+        rng = _rng(plan.seed, case.id, number)
+        first = dealt[number % len(dealt)]
+        tier = next(t for t in tiers if first in t)
+        tries = [first, *(k for k in tier if k != first), *(k for k in dealt if k not in tier)]
+        for kind in tries:
+            try:
+                altered, patch = _one(kind, case, rom, symbols, rng, trials)
+            except NoVariant:
+                continue
+            # Only a Game Boy ROM has a cartridge header; a CHIP-8 sprite may lie there.
+            if platform == "dmg" and any(offset in HEADER for offset, _ in patch):
+                raise AssertionError("a variant patched the cartridge header")
+            made.append(Variant(case.id, number, kind, altered, patch))
+            break
     return made
 
 
@@ -440,7 +466,7 @@ def run_with_variants(
     """
     from playproof.corpus._reference import reference_candidate_spec
 
-    made = make_variants(corpus, plan)
+    made = make_variants(corpus, plan, jobs=jobs)
     merged = merged_corpus(corpus, made, plan.seed)
     reference = dataclasses.replace(
         reference_candidate_spec(corpus.manifest.platform),
@@ -503,19 +529,25 @@ def run_with_variants(
 
 
 def verify_variants(
-    pins: Sequence[VariantPin], seed_sha256: str | None, corpus: Corpus, plan: VariantPlan
+    pins: Sequence[VariantPin],
+    seed_sha256: str | None,
+    corpus: Corpus,
+    plan: VariantPlan,
+    *,
+    jobs: int = 2,
 ) -> CheckResult:
     """``variants-reproduced``: the revealed seed commits as recorded and makes the same variants.
 
     An auditor given the seed after the grading regenerates the variants from
-    the corpus and compares kinds and ROM digests with the record's pins.
+    the corpus (``jobs`` cases at once) and compares kinds and ROM digests with
+    the record's pins.
     """
     check = "variants-reproduced"
     if seed_sha256 != plan.seed_sha256:
         return CheckResult(
             id=check, passed=False, reason="the seed given is not the one the record commits to"
         )
-    made = [(v.case_id, v.kind, v.sha256) for v in make_variants(corpus, plan)]
+    made = [(v.case_id, v.kind, v.sha256) for v in make_variants(corpus, plan, jobs=jobs)]
     graded = [(p.case_id, p.kind, p.sha256) for p in pins]
     missing = [entry for entry in graded if entry not in made]
     if missing:

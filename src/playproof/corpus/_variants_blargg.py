@@ -5,7 +5,6 @@ tracing a table walk) and Blargg's ``dmg-branch`` (kept on a clean failure only)
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import random
 import re
@@ -13,19 +12,18 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from playproof.corpus._grader import status_text
+from playproof.corpus._grader import STATUS_TEXT_AT, status_text
 from playproof.corpus._manifest import CorpusCase
 from playproof.corpus._patching import (
     HEADER,
     MAX_ATTEMPTS,
-    SITE_CACHE_ROMS,
     NoVariant,
     Patches,
     flip,
     trial_frames,
 )
 from playproof.corpus._runner import BLARGG_RUNNING, BLARGG_SIGNATURE, RESULT_BLOCK_BYTES
-from playproof.corpus._trials import TrialWorker
+from playproof.corpus._trials import TrialWorker, remembered
 from playproof.corpus._variants_dmg import branch_sites, first_branch
 
 CRC_CHECK = re.compile(rb"\x01..\x11..\xcd", re.S)
@@ -165,63 +163,74 @@ def check_sites(rom: bytes) -> list[Site]:
     return sites
 
 
-@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
-def _crc_sites(rom: bytes, case: Polling) -> tuple[str, tuple[Site, ...]]:
+def crc_search(rom: bytes, case: Polling) -> tuple[str, list[Site]]:
     """The reference's result on the original ROM and its candidate CRC sites (none when the
-    reference fails it). Kept per process: the search depends only on these arguments."""
+    reference fails it), found by tracing work RAM as it runs (a try in the trial child)."""
     trace = PointerTrace()
-    try:
-        original = _blargg_result(rom, case, trace)
-    except Exception:  # PyBoy refuses or breaks on this ROM: the reference has no result
-        return "", ()
+    original = _blargg_result(rom, case, trace)
     if _failed(original):
-        return original, ()  # nothing to turn into a failure
-    return original, tuple(sorted({*check_sites(rom), *trace.table_sites(rom)}))
+        return original, []  # nothing to turn into a failure
+    return original, sorted({*check_sites(rom), *trace.table_sites(rom)})
 
 
-def blargg_crc(case: CorpusCase, rom: bytes, rng: random.Random) -> tuple[bytes, Patches]:
+def _crc_sites(rom: bytes, case: Polling, trials: TrialWorker) -> tuple[str, list[Site]]:
+    """:func:`crc_search` in the trial child, remembered per process ("" and no sites when
+    the reference cannot run the ROM)."""
+    reply = remembered(trials, "blargg-sites", rom, case, case.budget)
+    if reply is None:
+        return "", []
+    original, sites = reply
+    return str(original), [(tuple(map(int, offsets)), str(proof)) for offsets, proof in sites]
+
+
+def blargg_crc(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
     polling = Polling.of(case)
-    original, sites = _crc_sites(rom, polling)
+    original, sites = _crc_sites(rom, polling, trials)
     choices = list(sites)
     rng.shuffle(choices)
     for offsets, proof in choices[:MAX_ATTEMPTS]:  # each site once, in the seed's order
         altered, patch = flip(rom, rng.choice(offsets), rng)
-        try:
-            result = _blargg_result(altered, polling)
-        except Exception:  # the patched ROM breaks the reference: try the next site
+        reply = trials.run("blargg", altered, polling, polling.budget)
+        if reply is None:  # the patched ROM breaks the reference: try the next site
             continue
+        result = str(reply[0])
         if result != original and _failed(result) and proof in result:
             return altered, patch
     raise NoVariant
 
 
 def _clean_failure(result: str) -> bool:
-    """A Blargg result that is a failure and nothing else: "Failed" in plain text, no
-    "Passed", and a status of 1..0x7F where the test keeps one (0x80 means still running)."""
+    """A Blargg result that is a failure and nothing else: no "Passed", plain text, a status
+    of 1..0x7F where the test keeps one (0x80 means still running), and "Failed" shown, or,
+    for a test that reports only in its status block, a listing that fills the block (the
+    "Failed" line after it is cut off at the block's end; the status says it failed)."""
     serial, _, status = result.partition("\0")
     shown = f"{serial}\n{status}"
-    if "Passed" in shown or "Failed" not in shown:
+    if "Passed" in shown:
         return False
     if not all(char == "\n" or " " <= char <= "~" for char in shown):
         return False  # a run gone astray prints bytes no honest emulator is tested on
-    return not status or 0 < int(status[:4], 16) < BLARGG_RUNNING
+    if status and not 0 < int(status[:4], 16) < BLARGG_RUNNING:
+        return False
+    # ``status`` is "0xNN " and the block's text, which fills it when no NUL ended it.
+    cut_off = not serial and len(status) - len("0x00 ") == RESULT_BLOCK_BYTES - STATUS_TEXT_AT
+    return "Failed" in shown or cut_off
 
 
-@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
-def _blargg_original(rom: bytes, case: Polling) -> tuple[str, int]:
+def _blargg_original(rom: bytes, case: Polling, trials: TrialWorker) -> tuple[str, int]:
     """The reference's result on the original ROM ("" when it cannot run it) and the frames
-    it took; per process."""
-    try:
-        return blargg_run(rom, case)
-    except Exception:  # PyBoy refuses or breaks on this ROM: the reference has no result
-        return "", 0
+    it took, from the trial child; remembered per process."""
+    reply = remembered(trials, "blargg", rom, case, case.budget)
+    return ("", 0) if reply is None else (str(reply[0]), int(reply[1]))
 
 
 def blargg_branch(
     case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
 ) -> tuple[bytes, Patches]:
     polling = Polling.of(case)
-    original, frames = _blargg_original(rom, polling)
+    original, frames = _blargg_original(rom, polling, trials)
     if not original or _failed(original):
         raise NoVariant  # nothing to turn into a failure
     trial = dataclasses.replace(polling, budget=trial_frames(frames, polling.budget))

@@ -5,6 +5,7 @@ jump, call or return after a flag-setting instruction, inverted and tried in a c
 from __future__ import annotations
 
 import random
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -24,13 +25,23 @@ FLAGS_IMMEDIATE = frozenset({0xC6, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE})
 """``ADD``, ``ADC``, ``SUB``, ``SBC``, ``AND``, ``XOR``, ``OR`` and ``CP`` with an immediate."""
 PREFIX_CB = 0xCB
 """``BIT``, rotations and shifts (two bytes): set Z or C."""
-MAX_BRANCH_ATTEMPTS = 24
+MAX_BRANCH_ATTEMPTS = 48
 """Branches tried per ``dmg-branch`` variant: about one in ten candidates makes a test fail
-cleanly, and a try costs one reference run (0.1 s for most Blargg tests, 0.05 s Mooneye)."""
+cleanly (some tests fewer: 5 of 42 in ``mem_timing-2`` 03), and a try costs one reference
+run (0.1 s for most Blargg tests, 0.05 s Mooneye); most cases stop after a few tries."""
+
+
+_IN_PROCESS = threading.Lock()
+"""One in-process PyBoy at a time (cases are searched on several threads)."""
 
 
 def dmg_frame(rom: bytes, frames: int) -> tuple[bytes, bytes]:
     """(screen shades, VRAM tile data) of the reference after ``frames`` drawn frames."""
+    with _IN_PROCESS:
+        return _frame(rom, frames)
+
+
+def _frame(rom: bytes, frames: int) -> tuple[bytes, bytes]:
     from playproof.corpus import reference_candidate
 
     with warnings.catch_warnings():

@@ -5,7 +5,6 @@ signal, 0x42 in all six registers, is right)."""
 
 from __future__ import annotations
 
-import functools
 import random
 import re
 import warnings
@@ -13,13 +12,12 @@ import warnings
 from playproof.corpus._manifest import CorpusCase
 from playproof.corpus._patching import (
     HEADER,
-    SITE_CACHE_ROMS,
     NoVariant,
     Patches,
     flip,
     trial_frames,
 )
-from playproof.corpus._trials import TrialWorker
+from playproof.corpus._trials import TrialWorker, remembered
 from playproof.corpus._variants_dmg import branch_sites, first_branch
 
 MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
@@ -87,13 +85,11 @@ def mooneye_registers(rom: bytes, frames: int) -> tuple[tuple[int, ...] | None, 
         machine.pyboy.stop(save=False)
 
 
-@functools.lru_cache(maxsize=SITE_CACHE_ROMS)
-def _mooneye_original(rom: bytes, frames: int) -> int:
-    """Frames the reference takes to its breakpoint on the original (``frames``: none)."""
-    try:
-        return mooneye_registers(rom, frames)[1]
-    except Exception:  # PyBoy refuses or breaks on this ROM
-        return frames
+def _mooneye_original(rom: bytes, frames: int, trials: TrialWorker) -> int:
+    """Frames the reference takes to its breakpoint on the original (``frames``: none, or the
+    reference cannot run it), from the trial child; remembered per process."""
+    reply = remembered(trials, "mooneye", rom, frames, frames)
+    return frames if reply is None else int(reply[1])
 
 
 def mooneye_branch(
@@ -102,7 +98,7 @@ def mooneye_branch(
     # As with a changed check, the success signal changes too: only the fail signal is right.
     signalled, signal = mooneye_signal(rom, rng)
     moved = {offset for offset, _ in signal}
-    budget = trial_frames(_mooneye_original(rom, case.budget_frames), case.budget_frames)
+    budget = trial_frames(_mooneye_original(rom, case.budget_frames, trials), case.budget_frames)
     sites = [at for at in branch_sites(rom) if at not in moved]
     altered, patch = first_branch(
         signalled,
