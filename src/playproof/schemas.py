@@ -23,6 +23,7 @@ from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.core.transcript import Transcript
 from playproof.corpus import (
+    BranchHints,
     CorpusAnswers,
     CorpusManifest,
     GradeRecord,
@@ -59,6 +60,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "corpus-answers": _model(CorpusAnswers),
     "grade-record": _model(GradeRecord),
     "task-request": _model(TaskRequest),
+    "branch-hints": _model(BranchHints),
     "task-reply": _model(TaskReply),
     "toolchain-fingerprint": _model(ToolchainFingerprint),
     "calibration-report": _model(CalibrationReport),

@@ -9,6 +9,7 @@ passing cases against the previous build; grade records are signed.
 
 from __future__ import annotations
 
+from playproof.corpus._branch_hints import BranchHints
 from playproof.corpus._build import build_corpus, generate_answers, read_sums
 from playproof.corpus._channel import TaskReply, TaskRequest
 from playproof.corpus._grader import CaseResult, Grade, grade, grade_case
@@ -52,6 +53,7 @@ from playproof.corpus._shipped import CORPORA, SHIPPED, corpus_dir, shipped_path
 from playproof.corpus._variants import VariantPin, VariantPlan
 
 __all__ = [
+    "BranchHints",
     "CORPORA",
     "GRADE_PREDICATE_TYPE",
     "GRADE_RECORD",

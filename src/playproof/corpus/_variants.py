@@ -62,13 +62,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import sha256_hex
 from playproof.core.report import CheckResult
+from playproof.corpus._branch_hints import HINTS_SCHEMA, BranchHints
 from playproof.corpus._grader import CaseResult, Grade, grade, grade_case, status_text
 from playproof.corpus._jail import IsolationChoice, JailLimits
 from playproof.corpus._manifest import (
@@ -92,10 +93,16 @@ from playproof.corpus._runner import (
     run_corpus,
 )
 from playproof.corpus._trials import TrialWorker
-from playproof.corpus._variants_blargg import blargg_branch, blargg_crc
+from playproof.corpus._variants_blargg import blargg_branch, blargg_branch_hints, blargg_crc
 from playproof.corpus._variants_chip8 import chip8_sprite
 from playproof.corpus._variants_dmg import dmg_tile
-from playproof.corpus._variants_mooneye import mooneye_branch, mooneye_check, mooneye_signal
+from playproof.corpus._variants_mooneye import (
+    mooneye_branch,
+    mooneye_branch_hints,
+    mooneye_check,
+    mooneye_signal,
+    reference_passes,
+)
 from playproof.errors import FormatError
 
 __all__ = [
@@ -107,6 +114,7 @@ __all__ = [
     "VariantPlan",
     "VariantRun",
     "combine",
+    "branch_hints",
     "default_variants",
     "load_symbols",
     "make_variants",
@@ -130,6 +138,7 @@ VariantKind = Literal[
     "chip8-sprite", "dmg-tile", "mooneye-signal", "mooneye-check", "blargg-crc", "dmg-branch"
 ]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+T = TypeVar("T")
 
 
 class VariantPin(BaseModel):
@@ -248,6 +257,14 @@ def _one(
     rng: random.Random,
     trials: TrialWorker,
 ) -> tuple[bytes, Patches]:
+    if (
+        case.mode == "until-breakpoint"
+        and kind != "mooneye-check"
+        and not reference_passes(case, rom, trials)
+    ):
+        # The answer would be the reference's failure, which an emulator better than the
+        # reference does not share. A changed check fails on every emulator: it stays.
+        raise NoVariant
     if kind == "chip8-sprite":
         return chip8_sprite(case, rom, rng)
     if kind == "dmg-tile":
@@ -277,29 +294,65 @@ def make_variants(corpus: Corpus, plan: VariantPlan, *, jobs: int = 1) -> list[V
     ``jobs`` cases are searched at once, each with its own trial child (the
     Game Boy searches run the reference there); the variants do not depend on it.
     """
-    cases = corpus.manifest.cases
+    found = _per_case(
+        corpus.manifest.cases, jobs, lambda case, trials: _case_variants(corpus, plan, case, trials)
+    )
+    return [variant for variants in found for variant in variants]
+
+
+def _per_case(
+    cases: Sequence[CorpusCase], jobs: int, work: Callable[[CorpusCase, TrialWorker], T]
+) -> list[T]:
+    """``work`` on every case, ``jobs`` at once, each with a trial child of its own; results
+    in the order of ``cases``."""
     workers = [TrialWorker() for _ in range(max(1, min(jobs, len(cases))))]
     idle: queue.SimpleQueue[TrialWorker] = queue.SimpleQueue()
     for worker in workers:
         idle.put(worker)
 
-    def search(case: CorpusCase) -> list[Variant]:
+    def one(case: CorpusCase) -> T:
         trials = idle.get()
         try:
-            return _case_variants(corpus, plan, case, trials)
+            return work(case, trials)
         finally:
             idle.put(trials)
 
     try:
         if len(workers) == 1:
-            found = [search(case) for case in cases]
-        else:
-            with ThreadPoolExecutor(max_workers=len(workers)) as pool:
-                found = list(pool.map(search, cases))
+            return [one(case) for case in cases]
+        with ThreadPoolExecutor(max_workers=len(workers)) as pool:
+            return list(pool.map(one, cases))
     finally:
         for worker in workers:
             worker.close()
-    return [variant for variants in found for variant in variants]
+
+
+def branch_hints(corpus: Corpus, *, jobs: int = 2, reference: str) -> BranchHints:
+    """Try every inverted branch of every Blargg and Mooneye case the reference passes and
+    list those that make it fail cleanly (``tools/branch_hints.py`` writes the shipped files).
+
+    Slow on purpose (one reference run per branch: minutes for a corpus); a grading then
+    tries the listed branches first.
+    """
+
+    def qualifying(case: CorpusCase, trials: TrialWorker) -> tuple[str, tuple[int, ...]]:
+        rom = corpus.roms[case.id]
+        search = {"until-result": blargg_branch_hints, "until-breakpoint": mooneye_branch_hints}
+        try:
+            sites = search[case.mode](case, rom, trials) if case.mode in search else []
+        except NoVariant:
+            sites = []
+        return sha256_hex(rom), tuple(sorted(sites))
+
+    found = _per_case(corpus.manifest.cases, jobs, qualifying)
+    return BranchHints.model_validate(
+        {
+            "schema": HINTS_SCHEMA,
+            "corpus_id": corpus.manifest.corpus_id,
+            "reference": reference,
+            "roms": {digest: sites for digest, sites in found if sites},
+        }
+    )
 
 
 def _case_variants(

@@ -9,9 +9,11 @@ import itertools
 import random
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from playproof.corpus._branch_hints import hinted_sites
 from playproof.corpus._grader import STATUS_TEXT_AT, status_text
 from playproof.corpus._manifest import CorpusCase
 from playproof.corpus._patching import (
@@ -24,7 +26,7 @@ from playproof.corpus._patching import (
 )
 from playproof.corpus._runner import BLARGG_RUNNING, BLARGG_SIGNATURE, RESULT_BLOCK_BYTES
 from playproof.corpus._trials import TrialWorker, remembered
-from playproof.corpus._variants_dmg import branch_sites, first_branch
+from playproof.corpus._variants_dmg import branch_sites, first_branch, qualifying_branches
 
 CRC_CHECK = re.compile(rb"\x01..\x11..\xcd", re.S)
 """``LD BC,nn; LD DE,nn; CALL nn``: how Blargg's shell passes an expected CRC to its check."""
@@ -226,9 +228,10 @@ def _blargg_original(rom: bytes, case: Polling, trials: TrialWorker) -> tuple[st
     return ("", 0) if reply is None else (str(reply[0]), int(reply[1]))
 
 
-def blargg_branch(
-    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
-) -> tuple[bytes, Patches]:
+def _branch_trial(
+    case: CorpusCase, rom: bytes, trials: TrialWorker
+) -> tuple[tuple[str, object, int], Callable[[Any], bool]]:
+    """The try of an inverted branch (kind, argument, frames) and the test it must pass."""
     polling = Polling.of(case)
     original, frames = _blargg_original(rom, polling, trials)
     if not original or _failed(original):
@@ -239,4 +242,17 @@ def blargg_branch(
         result, took = str(reply[0]), int(reply[1])
         return took < trial.budget and result != original and _clean_failure(result)
 
-    return first_branch(rom, branch_sites(rom), rng, trials, ("blargg", trial, trial.budget), fails)
+    return ("blargg", trial, trial.budget), fails
+
+
+def blargg_branch(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    request, fails = _branch_trial(case, rom, trials)
+    return first_branch(rom, branch_sites(rom), rng, trials, request, fails, hinted_sites(rom))
+
+
+def blargg_branch_hints(case: CorpusCase, rom: bytes, trials: TrialWorker) -> list[int]:
+    """Every inverted branch of ``rom`` that makes the reference fail cleanly."""
+    request, fails = _branch_trial(case, rom, trials)
+    return qualifying_branches(rom, branch_sites(rom), trials, request, fails)

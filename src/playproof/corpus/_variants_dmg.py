@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from playproof.corpus._manifest import CorpusCase
@@ -98,15 +98,44 @@ def first_branch(
     trials: TrialWorker,
     request: tuple[str, object, int],
     accept: Callable[[Any], bool],
+    hinted: Sequence[int] = (),
 ) -> tuple[bytes, Patches]:
     """The first of ``sites``, in the seed's order, whose inverted branch the reference's
-    reply (a try in ``trials``: kind, argument, frames) makes ``accept`` true."""
-    kind, argument, frames = request
-    rng.shuffle(sites)
-    for at in sites[:MAX_BRANCH_ATTEMPTS]:
-        altered, patch = inverted(rom, at)
-        reply = trials.run(kind, altered, argument, frames)
-        # None: the patched ROM broke or hung the reference; try the next branch.
-        if reply is not None and accept(reply):
-            return altered, patch
+    reply (a try in ``trials``: kind, argument, frames) makes ``accept`` true.
+
+    The ``hinted`` sites among ``sites`` (see :mod:`playproof.corpus._branch_hints`) are
+    tried first, in the seed's order; the others only when no hinted one qualifies.
+    """
+    preferred = sorted(set(hinted) & set(sites))
+    others = [at for at in sites if at not in set(preferred)]
+    for group in (preferred, others):
+        rng.shuffle(group)
+        for at in group[:MAX_BRANCH_ATTEMPTS]:
+            altered, patch = inverted(rom, at)
+            # None: the patched ROM broke or hung the reference; try the next branch.
+            if _accepted(trials, altered, request, accept):
+                return altered, patch
     raise NoVariant
+
+
+def qualifying_branches(
+    rom: bytes,
+    sites: Sequence[int],
+    trials: TrialWorker,
+    request: tuple[str, object, int],
+    accept: Callable[[Any], bool],
+) -> list[int]:
+    """Every one of ``sites`` whose inverted branch ``accept`` takes (one try each): what a
+    hints file lists for a ROM."""
+    return [at for at in sites if _accepted(trials, inverted(rom, at)[0], request, accept)]
+
+
+def _accepted(
+    trials: TrialWorker,
+    altered: bytes,
+    request: tuple[str, object, int],
+    accept: Callable[[Any], bool],
+) -> bool:
+    kind, argument, frames = request
+    reply = trials.run(kind, altered, argument, frames)
+    return reply is not None and accept(reply)

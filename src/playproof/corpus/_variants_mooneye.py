@@ -8,7 +8,9 @@ from __future__ import annotations
 import random
 import re
 import warnings
+from typing import Any
 
+from playproof.corpus._branch_hints import hinted_sites
 from playproof.corpus._manifest import CorpusCase
 from playproof.corpus._patching import (
     HEADER,
@@ -18,7 +20,7 @@ from playproof.corpus._patching import (
     trial_frames,
 )
 from playproof.corpus._trials import TrialWorker, remembered
-from playproof.corpus._variants_dmg import branch_sites, first_branch
+from playproof.corpus._variants_dmg import branch_sites, first_branch, qualifying_branches
 
 MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
 """``LD B,3; LD C,5; LD D,8; LD E,13; LD H,21; LD L,34``: Mooneye's success exit."""
@@ -92,20 +94,47 @@ def _mooneye_original(rom: bytes, frames: int, trials: TrialWorker) -> int:
     return frames if reply is None else int(reply[1])
 
 
-def mooneye_branch(
+def reference_passes(case: CorpusCase, rom: bytes, trials: TrialWorker) -> bool:
+    """Whether the reference ends the original with the success signal (3, 5, 8, 13, 21, 34).
+
+    Where it does not (PyBoy fails the ``boot_*`` tests: it runs its own boot ROM), a
+    variant's answer would be the reference's failure, and an emulator better than the
+    reference, which passes the original, would fail the variant: such cases get only a
+    changed check (``mooneye-check``), which every emulator fails.
+    """
+    reply = remembered(trials, "mooneye", rom, case.budget_frames, case.budget_frames)
+    return reply is not None and list(reply[0] or []) == list(MOONEYE_SIGNAL[1::2])
+
+
+def _branch_search(
     case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
-) -> tuple[bytes, Patches]:
+) -> tuple[bytes, Patches, list[int], tuple[str, object, int]]:
+    """The ROM with its success signal moved, the patches that moved it, the branches to try
+    (none inside the signal) and the try (kind, argument, frames)."""
     # As with a changed check, the success signal changes too: only the fail signal is right.
     signalled, signal = mooneye_signal(rom, rng)
     moved = {offset for offset, _ in signal}
     budget = trial_frames(_mooneye_original(rom, case.budget_frames, trials), case.budget_frames)
     sites = [at for at in branch_sites(rom) if at not in moved]
-    altered, patch = first_branch(
-        signalled,
-        sites,
-        rng,
-        trials,
-        ("mooneye", budget, budget),
-        lambda reply: bool(reply[0] == [MOONEYE_FAIL] * 6),
-    )
+    return signalled, signal, sites, ("mooneye", budget, budget)
+
+
+def _fails(reply: Any) -> bool:
+    return bool(reply[0] == [MOONEYE_FAIL] * 6)
+
+
+def mooneye_branch(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    signalled, signal, sites, request = _branch_search(case, rom, rng, trials)
+    altered, patch = first_branch(signalled, sites, rng, trials, request, _fails, hinted_sites(rom))
     return altered, (*signal, *patch)
+
+
+def mooneye_branch_hints(case: CorpusCase, rom: bytes, trials: TrialWorker) -> list[int]:
+    """Every inverted branch that makes the reference end with the fail signal (tried with
+    the success signal moved by a fixed draw, as a grading moves it by its seed's)."""
+    if not reference_passes(case, rom, trials):
+        return []  # no branch variant for it (see reference_passes)
+    signalled, _, sites, request = _branch_search(case, rom, random.Random(0), trials)
+    return qualifying_branches(signalled, sites, trials, request, _fails)
