@@ -23,15 +23,17 @@ secret seed, also sends the candidate altered copies of some cases' ROMs:
   shell's CRC check (``LD BC,nn; LD DE,nn; CALL nn``) and the entries of an
   expected-CRC table, located by tracing the reference (a RAM word that walks
   the table, in steps of four bytes, as the tests run). A patch is kept only
-  when the reference, run in the grader's process, now reports "Failed";
+  when the reference, run in a trial child, now reports "Failed";
 - ``dmg-branch``: a conditional jump, call or return right after an
   instruction that sets the flags (a compare, a logical or arithmetic
   operation, a ``BIT``) is inverted (``Z`` and ``NZ``, ``C`` and ``NC`` swap),
   so the test takes its other path. Kept only when the reference then fails
-  cleanly: a Blargg test prints "Failed" in plain text (no "Passed", status
-  1..0x7F where it keeps one); a Mooneye test (its success signal changed too)
-  ends with 0x42 in all six registers. This is the kind for tests that compare
-  with constants inside their code, where there is no CRC or ``regs_assert``.
+  cleanly: a Blargg test reports a failure in plain text (no "Passed", status
+  1..0x7F where it keeps one; "Failed" shown, or a status-block listing that
+  fills the block); a Mooneye test (its success signal changed too) ends with
+  0x42 in all six registers. This is the kind for tests that compare with
+  constants inside their code, where there is no CRC or ``regs_assert``. The
+  shipped branch hints (:mod:`playproof.corpus._branch_hints`) are tried first.
 
 The expected answer of every variant is what the platform's reference
 candidate reports on it, run by the grader in its own jail; nothing about a
@@ -46,7 +48,14 @@ Kinds come in tiers: the kinds whose right answer is a failure (``blargg-crc``,
 is a new success signal (``mooneye-signal``). Variant 0 of a case is of the
 first tier, variant 1 of the second, so two variants per case (the default on
 Mooneye) stop both a candidate that reads the signal out of the ROM and one
-that answers "failed" for every ROM it does not know.
+that answers "failed" for every ROM it does not know. A Mooneye case the
+reference fails gets only ``mooneye-check``: any other variant's answer would
+be the reference's failure, which an emulator better than the reference does
+not share.
+
+The search for patches runs the reference in trial children
+(:mod:`playproof.corpus._trials`), ``jobs`` cases at once; the variants a seed
+makes do not depend on ``jobs``.
 """
 
 from __future__ import annotations
