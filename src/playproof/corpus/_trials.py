@@ -4,7 +4,9 @@ An inverted branch can send a test into an illegal opcode, and PyBoy then
 spins inside one ``tick`` forever (it treats 0xDB as a breakpoint that no hook
 claims), where no signal reaches it. So the variant search runs such tries in
 a child process and gives a try up after its time (:data:`TRY_SECONDS`): a hung try is
-a rejected patch, and the next try gets a fresh child.
+a rejected patch, and the next try gets a fresh child. The search's other reference
+runs (each original, and Blargg's traced run for CRC sites) go through the same
+child, so a search of several cases at once, one child each, runs on several cores.
 """
 
 from __future__ import annotations
