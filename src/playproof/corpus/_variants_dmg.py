@@ -106,8 +106,8 @@ def first_branch(
     The ``hinted`` sites among ``sites`` (see :mod:`playproof.corpus._branch_hints`) are
     tried first, in the seed's order; the others only when no hinted one qualifies.
     """
-    preferred = sorted(set(hinted) & set(sites))
-    others = [at for at in sites if at not in set(preferred)]
+    hints = set(hinted) & set(sites)
+    preferred, others = sorted(hints), [at for at in sites if at not in hints]
     for group in (preferred, others):
         rng.shuffle(group)
         for at in group[:MAX_BRANCH_ATTEMPTS]:

@@ -87,23 +87,30 @@ def mooneye_registers(rom: bytes, frames: int) -> tuple[tuple[int, ...] | None, 
         machine.pyboy.stop(save=False)
 
 
-def _mooneye_original(rom: bytes, frames: int, trials: TrialWorker) -> int:
-    """Frames the reference takes to its breakpoint on the original (``frames``: none, or the
-    reference cannot run it), from the trial child; remembered per process."""
-    reply = remembered(trials, "mooneye", rom, frames, frames)
-    return frames if reply is None else int(reply[1])
+def _mooneye_original(case: CorpusCase, rom: bytes, trials: TrialWorker) -> tuple[bool, int]:
+    """Whether the reference ends the original with the success signal (3, 5, 8, 13, 21,
+    34), and the frames it takes to its breakpoint (the budget: none, or it cannot run the
+    ROM); one run in the trial child, remembered per process.
 
-
-def reference_passes(case: CorpusCase, rom: bytes, trials: TrialWorker) -> bool:
-    """Whether the reference ends the original with the success signal (3, 5, 8, 13, 21, 34).
-
-    Where it does not (PyBoy fails the ``boot_*`` tests: it runs its own boot ROM), a
+    Where it does not pass (PyBoy fails the ``boot_*`` tests: it runs its own boot ROM), a
     variant's answer would be the reference's failure, and an emulator better than the
     reference, which passes the original, would fail the variant: such cases get only a
     changed check (``mooneye-check``), which every emulator fails.
     """
-    reply = remembered(trials, "mooneye", rom, case.budget_frames, case.budget_frames)
-    return reply is not None and list(reply[0] or []) == list(MOONEYE_SIGNAL[1::2])
+    frames = case.budget_frames
+    reply = remembered(trials, "mooneye", rom, frames, frames)
+    if reply is None:
+        return False, frames
+    return list(reply[0] or []) == list(MOONEYE_SIGNAL[1::2]), int(reply[1])
+
+
+def signal_variant(
+    case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
+) -> tuple[bytes, Patches]:
+    """``mooneye-signal``, for a case the reference passes (see :func:`_mooneye_original`)."""
+    if not _mooneye_original(case, rom, trials)[0]:
+        raise NoVariant
+    return mooneye_signal(rom, rng)
 
 
 def _branch_search(
@@ -112,9 +119,12 @@ def _branch_search(
     """The ROM with its success signal moved, the patches that moved it, the branches to try
     (none inside the signal) and the try (kind, argument, frames)."""
     # As with a changed check, the success signal changes too: only the fail signal is right.
+    passes, frames = _mooneye_original(case, rom, trials)
+    if not passes:
+        raise NoVariant  # its answer would be the reference's failure
     signalled, signal = mooneye_signal(rom, rng)
     moved = {offset for offset, _ in signal}
-    budget = trial_frames(_mooneye_original(rom, case.budget_frames, trials), case.budget_frames)
+    budget = trial_frames(frames, case.budget_frames)
     sites = [at for at in branch_sites(rom) if at not in moved]
     return signalled, signal, sites, ("mooneye", budget, budget)
 
@@ -134,7 +144,8 @@ def mooneye_branch(
 def mooneye_branch_hints(case: CorpusCase, rom: bytes, trials: TrialWorker) -> list[int]:
     """Every inverted branch that makes the reference end with the fail signal (tried with
     the success signal moved by a fixed draw, as a grading moves it by its seed's)."""
-    if not reference_passes(case, rom, trials):
-        return []  # no branch variant for it (see reference_passes)
-    signalled, _, sites, request = _branch_search(case, rom, random.Random(0), trials)
+    try:
+        signalled, _, sites, request = _branch_search(case, rom, random.Random(0), trials)
+    except NoVariant:
+        return []  # the reference fails it: no branch variant
     return qualifying_branches(signalled, sites, trials, request, _fails)
