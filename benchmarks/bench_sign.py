@@ -27,7 +27,7 @@ signed envelope (records are written as ``playproof/run/v2``; the v1 form of
 the same record is shown beside it).
 
 Last, child processes verify synthesized signed records of 100,000 and
-1,000,000 decisions (latencies with every digit of a float, as measured), in
+1,000,000 decisions (latencies to four decimals, as the engine keeps them), in
 both forms, with :func:`playproof.verify_signed` (signature, strict read,
 digest, replay), and report their peak memory (VmHWM, else ``ru_maxrss``)
 against the envelope's size. The larger ones exceed the 16 MiB bound on a
@@ -59,6 +59,7 @@ from playproof.core.canonical import canonical_json, parse_json
 from playproof.core.record import RunRecord
 from playproof.core.replay import replay
 from playproof.drivers import BaselineDriver
+from playproof.engine._loop import LATENCY_DECIMALS
 from playproof.sign import (
     IN_TOTO_PAYLOAD_TYPE,
     RUN_PREDICATE_TYPE,
@@ -228,8 +229,11 @@ def synthesize(decisions: int, schema: Schema) -> RunRecord:
     descriptor = game.descriptor
     words = ("up", "down", "left", "right")
     inputs = [words[(i * 7 + i // 3) % 4] for i in range(decisions)]
-    # Latencies as the loop measures them: milliseconds with every digit of a float.
-    latencies = [((i * 7919) % 100_003) / 7_000_001.0 + 0.001 for i in range(decisions)]
+    # Latencies as the loop keeps them: milliseconds to LATENCY_DECIMALS decimals.
+    latencies = [
+        round(((i * 7919) % 100_003) / 7_000_001.0 + 0.001, LATENCY_DECIMALS)
+        for i in range(decisions)
+    ]
     contract_hash = target.contract.hash
     genesis = genesis_hash(descriptor.id, descriptor.build.digest, contract_hash, seed=0)
     head = ChainLinker(genesis).extend(1, inputs, [0.0] * decisions)

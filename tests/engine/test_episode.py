@@ -195,3 +195,19 @@ def test_baselines_are_deterministic_in_the_seed() -> None:
     other = episode(BaselineDriver("random-walk", seed=5), max_turns=50)
     assert one.inputs == two.inputs != other.inputs
     assert episode(BaselineDriver("unknown"), max_turns=4).claimed == ()
+
+
+def test_latencies_are_kept_to_a_tenth_of_a_microsecond() -> None:
+    """Each latency has at most four decimals of a millisecond, and the total is their sum."""
+
+    class Slow(Priced):
+        async def act(self, *args: Any) -> Action:
+            await asyncio.sleep(0.0003)
+            return await super().act(*args)
+
+    record = episode(Slow(0.0), max_turns=6)
+    latencies = record.log.latencies_ms
+    assert len(latencies) == 6
+    assert all(ms > 0.2 for ms in latencies)
+    assert all(round(ms, 4) == ms and len(repr(ms).partition(".")[2]) <= 4 for ms in latencies)
+    assert record.accounting.total_latency_ms == sum(latencies)

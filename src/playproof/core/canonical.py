@@ -212,7 +212,7 @@ def canonical_strings(values: Sequence[str]) -> bytes:
     value is a plain ``str`` that UTF-8 can carry. A property test holds the two equal.
     """
     items = list(values)
-    if all(type(value) is str for value in items):
+    if set(map(type, items)) <= {str}:
         try:
             return _STRING_LIST(items).encode("utf-8")
         except UnicodeEncodeError:

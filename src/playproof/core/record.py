@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Annotated, Any, Final, Literal, Self, overload
 
 from pydantic import (
@@ -619,8 +620,6 @@ def read_parsed_record(data: Any) -> RunRecord:
 
 _COLUMN_NAMES: Final = ("inputs", "costs_usd", "latencies_ms")
 _NUMBER_TYPES: Final = frozenset({float, int})
-_MAX_FLOATS = 4096
-"""Distinct integers one column's conversion remembers (costs repeat a few values)."""
 
 
 def read_decision_columns(columns: Any) -> DecisionLog:
@@ -687,21 +686,16 @@ def _measured(values: list[Any], where: str, *, nullable: bool) -> list[Any]:
 
 
 def _as_floats(values: list[Any]) -> list[Any]:
-    """Integers as floats (a float field reads 0 as 0.0), one float object per distinct integer."""
-    floats: dict[int, float] = {}
-    converted: list[Any] = []
-    append = converted.append
-    for value in values:
-        if type(value) is int:
-            number = floats.get(value)
-            if number is None:
-                number = float(value)
-                if len(floats) < _MAX_FLOATS:
-                    floats[value] = number
-            append(number)
-        else:
-            append(value)
-    return converted
+    """Integers as floats (a float field reads 0 as 0.0), one float object per distinct integer.
+
+    In C throughout: the integers are picked out by type, and every value is
+    looked up in a table of their floats, defaulting to itself (a float or
+    None). A float equal to a listed integer gets that integer's float, the
+    same number.
+    """
+    integers = set(compress(values, map(is_, map(type, values), repeat(int))))
+    floats = {value: float(value) for value in integers}
+    return list(map(floats.get, values, values))
 
 
 def _one_measured(value: Any, *, nullable: bool) -> bool:

@@ -82,6 +82,13 @@ _DECISIONS: TypeAdapter[tuple[Decision, ...]] = TypeAdapter(tuple[Decision, ...]
 DEFAULT_MAX_TURNS = 1000
 DEFAULT_HISTORY = 32
 """How many past turns (text only) a driver is shown."""
+LATENCY_DECIMALS = 4
+"""A decision's latency is kept in milliseconds to this many decimals (0.1 µs).
+
+Finer digits are below what timing one Python call can resolve, and a number
+of at most 15 significant digits has a short canonical form: a record with
+rounded latencies is about a third smaller and reads faster.
+"""
 
 RawDecision = tuple[int, str, float | None, float]
 """(turn, input, cost_usd, latency_ms): a decision before batch validation."""
@@ -451,7 +458,7 @@ class DecisionLoop:
                     raise
                 except Exception as exc:
                     raise DriverError(f"driver failed at turn {turn}: {exc}") from exc
-                latency_ms = (clock() - begin) * 1000.0
+                latency_ms = round((clock() - begin) * 1000.0, LATENCY_DECIMALS)
                 action = _checked_action(raw, turn, budgeted)
                 word, cost = action.input, action.cost_usd
                 if cost is not None and not math.isfinite(spent + cost):

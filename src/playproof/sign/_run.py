@@ -13,7 +13,6 @@ strictly: a value the published schema forbids (``"seed": "0"``, ``"turn":
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring
 from typing import Any
@@ -216,15 +215,16 @@ def _repeated_chunk(chunk: Sequence[Any], plain: frozenset[type]) -> bytes | Non
 _PLAIN: frozenset[type] = frozenset({float})
 _PLAIN_NULLABLE: frozenset[type] = frozenset({float, type(None)})
 _FLOATS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_NOT_ECMASCRIPT = re.compile(r"e|\.0[,\]]")
-"""What repr() writes unlike ECMAScript: an exponent, or ``.0`` after an integral value."""
 
 
 def _plain_chunk(chunk: Sequence[Any], plain: frozenset[type]) -> bytes | None:
     """The chunk written by the C encoder, or None when a value may print otherwise.
 
-    repr() of a float is ECMAScript's shortest form except in exponent form and
-    for integral values (``5.0`` is ``5``); the text is searched for both.
+    repr() of a float is ECMAScript's shortest form except in exponent form,
+    for negative zero, and for integral values, where it adds ``.0`` (``5.0``
+    is ``5``). Text with an exponent or a sign is left to the careful path;
+    ``.0`` before a separator can only end an integral value (repr writes no
+    other trailing zero), so it is cut in place.
     """
     if not set(map(type, chunk)) <= plain:
         return None
@@ -232,9 +232,11 @@ def _plain_chunk(chunk: Sequence[Any], plain: frozenset[type]) -> bytes | None:
         text = _FLOATS(list(chunk))
     except ValueError:  # NaN or an infinity: the careful path says so
         return None
-    if _NOT_ECMASCRIPT.search(text) is not None:
+    if "e" in text or "-" in text:
         return None
-    return text[1:-1].encode("ascii")
+    text = text.replace(".0,", ",")
+    end = -3 if text.endswith(".0]") else -1
+    return text[1:end].encode("ascii")
 
 
 def _chunk(chunk: Sequence[Any], seen: dict[Any, str], nullable: bool) -> bytes:
