@@ -12,7 +12,10 @@ for every grading). For each corpus, in the same run:
   as a fresh process would hold;
 - jailed, one process for every case: the jail and the protocol alone;
 - jailed, a fresh process (and jail) per case, strictly one after another:
-  the baseline of the issue's target. Its cost over direct splits into the
+  the baseline of the issue's target, with a new sandbox per process
+  (``warm=False``) and with the slot's warm jail (``warm=True``, what a
+  grading as root does: one sandbox, a fresh process with namespaces of its
+  own per case). Its cost over direct splits into the
   candidate's own start (its interpreter and imports, measured by starting
   it unjailed until it answers ``HELLO``) and the jail's start and cleanup
   (a shell candidate jailed minus unjailed, as ``bench_corpus`` measures it).
@@ -33,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_corpus import SH_RESPONDER, candidate_start
+from bench_corpus import SH_RESPONDER, _hello, candidate_start
 from playproof.corpus import (
     grade_candidate,
     load_answers,
@@ -44,14 +47,15 @@ from playproof.corpus import (
     run_corpus,
     shipped_paths,
 )
-from playproof.corpus._jail import reserve_lanes
+from playproof.corpus._jail import JailLimits, JailSpec, reserve_lanes
 from playproof.corpus._manifest import Corpus
 from playproof.corpus._protocol import ProtocolBreach
 from playproof.corpus._runner import _Collected, _drive
+from playproof.corpus._warm import WarmJail, warm_usable
 from playproof.corpus.chip8 import candidate as chip8_candidate
 
 PAIRS = 5
-STARTS = 10
+STARTS = 20
 DEFAULT_CORPORA = ("chip8", "dmg-acid2", "mooneye", "blargg")
 
 
@@ -103,6 +107,33 @@ def direct(corpus: Corpus) -> float:
     return time.perf_counter() - started
 
 
+def warm_jail_start() -> float | None:
+    """Seconds a warm jail adds to starting and cleaning up a shell candidate (median), or None.
+
+    The same measure as the fresh jail's (jailed minus unjailed), through the
+    slot's warm jail: its sandbox is started once, before the first pair.
+    """
+    spec = JailSpec(limits=JailLimits())
+    if not warm_usable(spec):
+        return None
+    jail = WarmJail(list(SH_RESPONDER), spec)
+    extra: list[float] = []
+    try:
+        with reserve_lanes(2) as lanes:
+            for turn in range(STARTS + 1):
+                plain = candidate_start(SH_RESPONDER, (), None)
+                started = time.perf_counter()
+                case = jail.start(lanes[turn % 2])
+                _hello(case.process)  # type: ignore[arg-type]
+                case.stop()
+                case.discard()
+                if turn:  # the first also starts the sandbox
+                    extra.append(time.perf_counter() - started - plain)
+    finally:
+        jail.close()
+    return statistics.median(extra)
+
+
 def measure(name: str) -> None:
     """Measure one corpus and print its lines."""
     manifest_path, answers_path, roms_dir = shipped_paths(name)
@@ -117,7 +148,11 @@ def measure(name: str) -> None:
         return outcome.wall_seconds
 
     def fresh() -> float:
-        outcome = run_corpus(corpus, spec, jobs=1, cases_per_process=1, prestart=False)
+        outcome = run_corpus(corpus, spec, jobs=1, cases_per_process=1, prestart=False, warm=False)
+        return outcome.wall_seconds
+
+    def fresh_warm() -> float:
+        outcome = run_corpus(corpus, spec, jobs=1, cases_per_process=1, prestart=False, warm=True)
         return outcome.wall_seconds
 
     passed = grade_candidate(corpus, answers, spec, jobs=1, cases_per_process=count).grade.passed
@@ -125,9 +160,11 @@ def measure(name: str) -> None:
     directs = [direct(corpus)]
     jailed: list[float] = []
     fresh_runs: list[float] = []
+    warm_runs: list[float] = []
     for _ in range(PAIRS):
         jailed.append(one_process())
         fresh_runs.append(fresh())
+        warm_runs.append(fresh_warm())
         directs.append(direct(corpus))
     start = statistics.median(
         candidate_start(spec.command, spec.read_only, None) for _ in range(STARTS)
@@ -138,6 +175,7 @@ def measure(name: str) -> None:
             plain = candidate_start(SH_RESPONDER, (), None)
             extra.append(candidate_start(SH_RESPONDER, (), lane) - plain)
     jail_start = statistics.median(extra)
+    warm_start = warm_jail_start()
 
     def over(runs: list[float], starts: int) -> list[float]:
         """Each run less ``starts`` candidate starts, over the mean of its direct neighbours."""
@@ -148,6 +186,7 @@ def measure(name: str) -> None:
 
     protocol = over(jailed, 1)
     grader = over(fresh_runs, count)
+    warm = over(warm_runs, count)
     per_case = statistics.median(directs) / count
 
     def each(values: list[float]) -> str:
@@ -157,15 +196,27 @@ def measure(name: str) -> None:
     print(f"  direct, s:             {'  '.join(f'{d:6.3f}' for d in directs)}")
     print(f"  jailed, 1 process, s:  {'  '.join(f'{j:6.3f}' for j in jailed)}")
     print(f"  jailed, fresh each, s: {'  '.join(f'{f:6.3f}' for f in fresh_runs)}")
+    print(f"  warm jail, fresh each: {'  '.join(f'{f:6.3f}' for f in warm_runs)}")
+    warm_text = "" if warm_start is None else f", {warm_start * 1000:.1f} ms in a warm jail"
     print(
         f"  per case: direct {per_case * 1000:.1f} ms; the candidate's own start "
         f"{start * 1000:.0f} ms; the jail's start and cleanup {jail_start * 1000:.1f} ms"
+        f"{warm_text}"
+    )
+    shared = statistics.median(protocol)
+    estimate = f"new sandbox {(jail_start / per_case + shared) * 100:.0f}%"
+    if warm_start is not None:
+        estimate += f", warm jail {(warm_start / per_case + shared) * 100:.0f}%"
+    print(
+        f"  per case from the parts (the jail's start and cleanup over direct, plus the one-"
+        f"process jail+protocol share): {estimate} (target <= 20%)"
     )
     print(
         f"  with the candidate's own start taken out: jail+protocol, one process for every "
         f"case {statistics.median(protocol) * 100:.0f}% over direct ({each(protocol)}); a fresh "
-        f"process and jail per case {statistics.median(grader) * 100:.0f}% ({each(grader)}) "
-        f"(target <= 20%)",
+        f"process and jail per case {statistics.median(grader) * 100:.0f}% ({each(grader)}); "
+        f"a fresh process per case in the slot's warm jail {statistics.median(warm) * 100:.0f}% "
+        f"({each(warm)}) (target <= 20%)",
         flush=True,
     )
 

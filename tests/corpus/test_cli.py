@@ -128,3 +128,49 @@ def test_the_reference_copied_into_a_task_finds_no_pyboy(subset: Any, tmp_path: 
     rows = (task / "last.tsv").read_text().splitlines()[1:]
     assert rows
     assert all("crash" in row for row in rows)  # ModuleNotFoundError: pyboy
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_grade_uses_the_warm_jail_unless_told_otherwise(
+    subset: Any, cheat: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    from playproof.corpus._jail import JailSpec
+    from playproof.corpus._warm import WarmJail, warm_usable
+
+    if not warm_usable(JailSpec()):
+        pytest.skip("the warm jail needs root and bubblewrap")
+    starts: list[int] = []
+    real = WarmJail.start
+
+    def counted(jail: WarmJail, lane: int) -> Any:
+        starts.append(lane)
+        return real(jail, lane)
+
+    monkeypatch.setattr(WarmJail, "start", counted)
+    script = Path(cheat("always_passed").command[1])
+    result = _invoke(
+        "--json",
+        "grade",
+        "--candidate",
+        f"python3 {script}",
+        "--corpus",
+        str(subset.manifest_path),
+        "--answers",
+        str(subset.answers_path),
+        "--roms",
+        str(subset.roms),
+        "--build-dir",
+        str(script.parent),
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path / "grade.json"),
+        "--key-dir",
+        str(tmp_path / "keys"),
+        *(["--fresh-jail"] if fresh else []),
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["denominator"] == 4
+    # Warm: every process of the candidate (cases and variants) and of the reference.
+    assert (len(starts) >= 4) != fresh
+    assert (not starts) == fresh

@@ -11,6 +11,7 @@ import pytest
 from playproof.corpus import _jail, _runner, load_corpus, run_corpus
 from playproof.corpus._jail import JAIL_UID_BASE, _processes_of
 from playproof.corpus._runner import LANES_PER_SLOT, CaseObservation
+from playproof.corpus._warm import WarmJail
 
 
 def _counting_launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -22,6 +23,13 @@ def _counting_launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(argv, spec, slot)
 
     monkeypatch.setattr(_runner, "launch", counted)
+    real_warm = WarmJail.start
+
+    def counted_warm(jail: WarmJail, lane: int) -> Any:
+        lanes.append(lane)
+        return real_warm(jail, lane)
+
+    monkeypatch.setattr(WarmJail, "start", counted_warm)
     return lanes
 
 
@@ -56,6 +64,13 @@ def test_without_prestart_a_slot_starts_a_process_only_when_its_case_is_due(
         return real(argv, spec, slot)
 
     monkeypatch.setattr(_runner, "launch", counted)
+    real_warm = WarmJail.start
+
+    def counted_warm(jail: WarmJail, lane: int) -> Any:
+        events.append("launch")
+        return real_warm(jail, lane)
+
+    monkeypatch.setattr(WarmJail, "start", counted_warm)
     outcome = run_corpus(
         corpus,
         cheat("always_passed"),

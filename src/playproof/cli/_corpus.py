@@ -343,6 +343,14 @@ def grade_command(
     runtime: RuntimeOption = RuntimeName.NATIVE,
     jobs: Annotated[int, typer.Option(help="Cases graded at once.")] = 2,
     reuse: Annotated[int, typer.Option(help="Cases per candidate process (1: fresh each).")] = 1,
+    fresh_jail: Annotated[
+        bool,
+        typer.Option(
+            "--fresh-jail",
+            help="A new sandbox for every candidate process (default as root: one per slot, "
+            "each process in namespaces and under a uid of its own).",
+        ),
+    ] = False,
     case_seconds: Annotated[float, typer.Option(help="Wall-clock limit per case.")] = 120.0,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the signed grade record.")
@@ -441,6 +449,7 @@ def grade_command(
                 variants=plan,
                 executor=cluster,
                 isolation="auto" if cluster is None else "bubblewrap",
+                warm=not fresh_jail,
             )
     except BaseException:
         if cluster is not None:

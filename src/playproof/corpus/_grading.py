@@ -202,6 +202,7 @@ def grade_candidate(
     trust: CorpusTrust | None = None,
     variants: VariantPlan | None = None,
     executor: Executor | None = None,
+    warm: bool = True,
 ) -> GradingRun:
     """Run ``candidate`` on ``corpus`` in the jail and grade it against ``answers``.
 
@@ -213,10 +214,14 @@ def grade_candidate(
     cluster's), each case group is one task on it, jailed on the node it lands on
     (``_dispatch``), and ``jobs`` is the executor's business; the caller checks
     first that every node can build the jail (``playproof.exec.check_grading_nodes``).
+    ``warm=False`` starts a new sandbox for every candidate process instead of
+    the slot's warm jail (``run_corpus``).
     """
     answers.check_against(corpus.manifest)
     runner: Callable[..., RunOutcome] = (
-        run_corpus if executor is None else functools.partial(run_corpus_on, executor)
+        functools.partial(run_corpus, warm=warm)
+        if executor is None
+        else functools.partial(run_corpus_on, executor)
     )
     chosen = limits or JailLimits()
     started = datetime.now(UTC)

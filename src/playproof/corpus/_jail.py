@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -148,12 +149,25 @@ def _mount_points(spec: JailSpec) -> list[str]:
     return args
 
 
-def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
+def _bwrap_prefix(
+    spec: JailSpec,
+    uid: int | None,
+    *,
+    privileged: bool | None = None,
+    tmp_mode: str = "01777",
+    control: tuple[Path, str] | None = None,
+) -> list[str]:
+    """bubblewrap's argv up to the command, dropping to ``uid`` inside (root only).
+
+    ``privileged`` (default: ``uid`` is set) runs bubblewrap as root with no user
+    namespace. ``tmp_mode`` is the private /tmp's mode; ``control`` binds a host
+    folder at a path inside (the warm jail's, :mod:`playproof.corpus._warm`).
+    """
     # As root, bubblewrap runs privileged (no user namespace) and setpriv drops to
     # the slot's uid inside, so the process limit applies; otherwise it is unprivileged.
     unshare = (
         ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-        if uid is not None
+        if (uid is not None if privileged is None else privileged)
         else ["--unshare-all"]
     )
     args = [
@@ -167,13 +181,15 @@ def _bwrap_prefix(spec: JailSpec, uid: int | None) -> list[str]:
         "--dev",
         "/dev",
         "--perms",
-        "01777",
+        tmp_mode,
         "--size",
         str(TMPFS_BYTES),
         "--tmpfs",
         "/tmp",
         *_mount_points(spec),
     ]
+    if control is not None:
+        args += ["--bind", str(control[0]), control[1]]
     for path in sorted(spec.read_only, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
     for path in spec.writable:
@@ -351,37 +367,54 @@ class JailedProcess:
 
 
 def kill_uid(uid: int) -> None:
-    """SIGKILL every process of ``uid`` until none is left (bounded rounds).
+    """SIGKILL every process of ``uid`` and wait until each has exited (bounded rounds).
 
     Each process is signalled through a pidfd opened before its owner is
-    checked, so a pid reused by another user's process in between is never
-    signalled. Falls back to ``kill -9 -1`` run as ``uid`` where pidfds are
-    missing (kernels before 5.3).
+    checked again, so a pid reused by another user's process in between is
+    never signalled; the wait is on those pidfds (each turns readable when its
+    process exits), and one more look catches what was forked meanwhile.
+    Falls back to ``kill -9 -1`` run as ``uid`` where pidfds are missing
+    (kernels before 5.3).
     """
     if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
         _run_as(uid, ["kill", "-9", "-1"])
         return
     deadline = time.monotonic() + SWEEP_SECONDS
     while time.monotonic() < deadline:
-        found = 0
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                handle = os.pidfd_open(int(entry.name))
-            except OSError:
-                continue  # gone already
-            try:
-                if os.stat(f"/proc/{entry.name}").st_uid == uid and _alive(entry.name):
-                    found += 1
-                    signal.pidfd_send_signal(handle, signal.SIGKILL)
-            except OSError:
-                pass  # exited between the open and the check
-            finally:
-                os.close(handle)
-        if not found:
+        killed = _signal_uid(uid)
+        if not killed:
             return
-        time.sleep(0.001)  # let the kernel reap what was killed, then look again
+        try:
+            pending = killed
+            while pending and (remaining := deadline - time.monotonic()) > 0:
+                ready, _, _ = select.select(pending, [], [], remaining)
+                pending = [handle for handle in pending if handle not in ready]
+        finally:
+            for handle in killed:
+                os.close(handle)
+
+
+def _signal_uid(uid: int) -> list[int]:
+    """SIGKILL every live process of ``uid``; the open pidfds of those signalled."""
+    killed: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue  # the cheap look first: most processes are someone else's
+            handle = os.pidfd_open(int(entry.name))
+        except OSError:
+            continue  # gone already
+        try:
+            if os.stat(f"/proc/{entry.name}").st_uid == uid and _alive(entry.name):
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+                killed.append(handle)
+                continue
+        except OSError:
+            pass  # exited between the open and the check
+        os.close(handle)
+    return killed
 
 
 def _run_as(uid: int, argv: list[str]) -> subprocess.CompletedProcess[bytes]:

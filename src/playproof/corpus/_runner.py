@@ -46,6 +46,7 @@ from playproof.corpus._protocol import (
     ProtocolBreach,
 )
 from playproof.corpus._runtime import Runtime, runtime_command, runtime_view
+from playproof.corpus._warm import WarmCase, WarmJail, warm_usable
 from playproof.corpus._wire import (
     CHIP8_KEYS,
     CHIP8_SCREEN_BYTES,
@@ -242,7 +243,7 @@ def _drive(
         settling = _result_ready(case, bytes(seen.serial), seen.memory)
 
 
-def _stderr_tail(jailed: JailedProcess) -> str:
+def _stderr_tail(jailed: Jailed) -> str:
     try:
         with jailed.stderr_path.open("rb") as handle:
             size = handle.seek(0, 2)
@@ -252,11 +253,15 @@ def _stderr_tail(jailed: JailedProcess) -> str:
         return ""
 
 
+Jailed = JailedProcess | WarmCase
+"""A started candidate: in a jail of its own, or in its slot's warm jail."""
+
+
 @dataclass
 class _Live:
     """A started candidate process and its channel once it said hello."""
 
-    jailed: JailedProcess
+    jailed: Jailed
     channel: CandidateChannel | None = None
 
 
@@ -276,6 +281,7 @@ class _Slot:
         spec: JailSpec,
         lanes: tuple[int, int],
         prestart: bool = True,
+        warm: bool = False,
     ):
         self.candidate = candidate
         self.spec = spec
@@ -283,13 +289,16 @@ class _Slot:
         self.lane = 0
         self.prestart = prestart
         self.current: _Live | None = None
-        self.spare: JailedProcess | None = None
+        self.spare: Jailed | None = None
+        self.warm = WarmJail(list(candidate.command), spec) if warm else None
 
-    def _launch(self) -> JailedProcess:
+    def _launch(self) -> Jailed:
         # Lanes alternate, so a spare never shares a uid with the process the
         # per-uid sweep is about to clean up.
         lane = self.lanes[self.lane]
         self.lane = 1 - self.lane
+        if self.warm is not None:
+            return self.warm.start(lane)
         return launch(list(self.candidate.command), self.spec, lane)
 
     def _prestart(self) -> None:
@@ -374,6 +383,8 @@ class _Slot:
         if spare is not None:
             spare.stop()
             spare.discard()
+        if self.warm is not None:
+            self.warm.close()
 
 
 def run_corpus(
@@ -386,6 +397,7 @@ def run_corpus(
     isolation: IsolationChoice = "auto",
     on_case: Callable[[CaseObservation], None] | None = None,
     prestart: bool = True,
+    warm: bool = True,
 ) -> RunOutcome:
     """Run ``candidate`` on every case of ``corpus``; raw observations in manifest order.
 
@@ -398,6 +410,11 @@ def run_corpus(
     candidate processes exist at once (each in its own jail); ``prestart=False``
     starts each process only when its first case is due (strictly one case
     after another per slot, the serial baseline of ``benchmarks/bench_corpus.py``).
+
+    ``warm`` (where it can be: as root, with bubblewrap) keeps one sandbox per
+    slot and starts each process in it with namespaces and a uid of its own
+    (:mod:`playproof.corpus._warm`) when a slot starts more than one process;
+    ``warm=False`` starts a new sandbox for every process.
     """
     chosen = resolve_isolation(isolation)
     view = runtime_view(candidate.runtime)
@@ -427,7 +444,7 @@ def run_corpus(
 
     def serve(slot: int, lanes: tuple[int, ...]) -> None:
         pair = (lanes[LANES_PER_SLOT * slot], lanes[LANES_PER_SLOT * slot + 1])
-        runner = _Slot(candidate, spec, pair, prestart)
+        runner = _Slot(candidate, spec, pair, prestart, warm=use_warm)
         try:
             while (group := take()) is not None:
                 for position, case in enumerate(group, start=1):
@@ -442,6 +459,8 @@ def run_corpus(
 
     started = time.monotonic()
     workers = max(1, min(jobs, len(todo)))
+    # A slot that starts one process only would pay for a sandbox and a shell for nothing.
+    use_warm = warm and len(todo) > workers and warm_usable(spec)
     with (
         reserve_lanes(LANES_PER_SLOT * workers) as lanes,
         ThreadPoolExecutor(max_workers=workers) as pool,

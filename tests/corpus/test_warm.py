@@ -1,0 +1,130 @@
+"""The warm jail: one sandbox per slot, and still nothing shared between cases."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+from playproof.corpus import JailLimits, load_corpus, run_corpus
+from playproof.corpus._jail import JAIL_UID_BASE, JailSpec, _processes_of
+from playproof.corpus._runner import LANES_PER_SLOT
+from playproof.corpus._warm import warm_usable
+
+QUICK = JailLimits(wall_seconds=4.0, cpu_seconds=20)
+needs_warm = pytest.mark.skipif(
+    not warm_usable(JailSpec()), reason="the warm jail needs root and bubblewrap"
+)
+
+
+def _fields(tail: str) -> dict[str, str]:
+    line = next(text for text in tail.splitlines() if text.startswith("uid="))
+    return dict(part.split("=", 1) for part in line.split(" "))
+
+
+def _probe(subset: Any, cheat: Any, *, warm: bool) -> list[dict[str, str]]:
+    corpus = load_corpus(subset.manifest, subset.roms)
+    outcome = run_corpus(
+        corpus, cheat("warm_probe"), jobs=1, limits=QUICK, warm=warm, prestart=True
+    )
+    assert [o.outcome for o in outcome.observations] == ["crash"] * len(subset.manifest.cases)
+    assert all("exit status 3" in o.detail for o in outcome.observations)
+    return [_fields(o.stderr_tail) for o in outcome.observations]
+
+
+def _no_jail_processes_left() -> None:
+    for _ in range(50):
+        left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
+        if left == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{left} processes of the jail uids are still running")
+
+
+@needs_warm
+def test_warm_cases_share_nothing(subset: Any, cheat: Any) -> None:
+    seen = _probe(subset, cheat, warm=True)
+    assert len(seen) == 4
+    # Each case: its own empty home and a uid of the slot's two, alternating.
+    assert len({s["home"] for s in seen}) == 4
+    assert all(s["home-held"] == "[]" for s in seen)
+    assert {int(s["uid"]) for s in seen} <= {JAIL_UID_BASE + n for n in range(LANES_PER_SLOT)}
+    assert len({s["uid"] for s in seen}) == 2
+    # Nothing outside the home can be written, and the control folder stays closed.
+    assert {s["tmp-write"] for s in seen} == {"PermissionError"}
+    assert {s["shm-write"] for s in seen} == {"PermissionError"}
+    assert {s["control"] for s in seen} == {"PermissionError"}
+    # The sleeper each case left in a session of its own was killed with it.
+    _no_jail_processes_left()
+
+
+@needs_warm
+def test_without_warm_each_case_has_a_fresh_sandbox(subset: Any, cheat: Any) -> None:
+    seen = _probe(subset, cheat, warm=False)
+    assert all(s["home"] == "/tmp" for s in seen)
+    assert {s["tmp-write"] for s in seen} == {"ok"}
+    _no_jail_processes_left()
+
+
+NAMESPACES = (
+    "/bin/sh",
+    "-c",
+    'read -r line; echo "OK playproof-corpus/1 $(readlink /proc/self/ns/net) '
+    '$(readlink /proc/self/ns/ipc)"; read -r line',
+)
+
+
+@needs_warm
+def test_two_live_cases_in_one_warm_jail_have_their_own_namespaces() -> None:
+    """The running case and the spare started beside it cannot meet over a socket or IPC."""
+    from playproof.corpus._jail import reserve_lanes
+    from playproof.corpus._warm import WarmJail
+
+    jail = WarmJail(list(NAMESPACES), JailSpec(limits=QUICK))
+    try:
+        with reserve_lanes(2) as lanes:
+            cases = [jail.start(lane) for lane in lanes]
+            replies = []
+            for case in cases:
+                assert case.process.stdin is not None
+                case.process.stdin.write(b"HELLO 1\n")
+                replies.append(case.process.stdout.readline().split()[2:])
+            for case in cases:
+                case.stop()
+                case.discard()
+    finally:
+        jail.close()
+    (net_a, ipc_a), (net_b, ipc_b) = replies
+    assert net_a.startswith(b"net:[")
+    assert ipc_a.startswith(b"ipc:[")
+    assert net_a != net_b
+    assert ipc_a != ipc_b
+
+
+@needs_warm
+def test_a_warm_jail_whose_sandbox_died_starts_a_new_one() -> None:
+    import signal
+
+    from playproof.corpus._jail import reserve_lanes
+    from playproof.corpus._warm import WarmJail
+
+    responder = ["/bin/sh", "-c", 'read -r line; echo "OK playproof-corpus/1 sh"; read -r line']
+    jail = WarmJail(responder, JailSpec(limits=QUICK))
+    try:
+        with reserve_lanes(1) as (lane,):
+            for _ in range(2):
+                case = jail.start(lane)
+                assert case.process.stdin is not None
+                case.process.stdin.write(b"HELLO 1\n")
+                assert case.process.stdout.read(8) == b"OK playp"
+                case.stop()
+                assert case.process.returncode is not None
+                case.discard()
+                assert jail._sandbox is not None
+                os.killpg(jail._sandbox.pid, signal.SIGKILL)
+                jail._sandbox.wait()
+    finally:
+        jail.close()
+    assert not os.path.exists(jail.control)
