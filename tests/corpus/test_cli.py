@@ -23,10 +23,10 @@ def _invoke(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), catch_exceptions=False)
 
 
-def test_grade_then_verify_grade(subset: Any, cheat: Any, tmp_path: Path) -> None:
-    keys, out = tmp_path / "keys", tmp_path / "grade.json"
+def _grade_args(subset: Any, cheat: Any, keys: Path, out: Path) -> list[str]:
+    """``--json grade`` of the always-passed cheat on the subset, its record to ``out``."""
     script = Path(cheat("always_passed").command[1])
-    result = _invoke(
+    return [
         "--json",
         "grade",
         "--candidate",
@@ -43,7 +43,12 @@ def test_grade_then_verify_grade(subset: Any, cheat: Any, tmp_path: Path) -> Non
         str(out),
         "--key-dir",
         str(keys),
-    )
+    ]
+
+
+def test_grade_then_verify_grade(subset: Any, cheat: Any, tmp_path: Path) -> None:
+    keys, out = tmp_path / "keys", tmp_path / "grade.json"
+    result = _invoke(*_grade_args(subset, cheat, keys, out))
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert (summary["passed"], summary["denominator"]) == (0, 4)
@@ -147,28 +152,8 @@ def test_grade_uses_the_warm_jail_unless_told_otherwise(
         return real(jail, lane)
 
     monkeypatch.setattr(WarmJail, "start", counted)
-    script = Path(cheat("always_passed").command[1])
-    result = _invoke(
-        "--json",
-        "grade",
-        "--candidate",
-        f"python3 {script}",
-        "--corpus",
-        str(subset.manifest_path),
-        "--answers",
-        str(subset.answers_path),
-        "--roms",
-        str(subset.roms),
-        "--build-dir",
-        str(script.parent),
-        "--jobs",
-        "1",
-        "--out",
-        str(tmp_path / "grade.json"),
-        "--key-dir",
-        str(tmp_path / "keys"),
-        *(["--fresh-jail"] if fresh else []),
-    )
+    args = _grade_args(subset, cheat, tmp_path / "keys", tmp_path / "grade.json")
+    result = _invoke(*args, "--jobs", "1", *(["--fresh-jail"] if fresh else []))
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["denominator"] == 4
     # Warm: every process of the candidate (cases and variants) and of the reference.

@@ -293,18 +293,24 @@ def _end(sandbox: subprocess.Popen[bytes]) -> None:
                 stream.close()
 
 
+def _wait_readable(fd: int, deadline: float) -> None:
+    """Return once ``fd`` has something to read (or its end); OSError past ``deadline``."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise OSError("timed out")
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            return
+
+
 def _read_bounded(fd: int, seconds: float) -> bytes:
     """Everything written to ``fd`` until its writer closes it (at most MAX_INFO_BYTES)."""
     deadline = time.monotonic() + seconds
     chunks: list[bytes] = []
     size = 0
     while size <= MAX_INFO_BYTES:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise OSError("timed out")
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
+        _wait_readable(fd, deadline)
         chunk = os.read(fd, MAX_INFO_BYTES + 1)
         if not chunk:
             return b"".join(chunks)
@@ -318,12 +324,7 @@ def _read_line(fd: int, seconds: float) -> bytes:
     deadline = time.monotonic() + seconds
     line = b""
     while len(line) < 64:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise OSError("timed out")
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
+        _wait_readable(fd, deadline)
         byte = os.read(fd, 1)
         if not byte:
             raise OSError("the shell ended")
