@@ -128,3 +128,51 @@ def test_a_warm_jail_whose_sandbox_died_starts_a_new_one() -> None:
     finally:
         jail.close()
     assert not os.path.exists(jail.control)
+
+
+@needs_warm
+def test_a_jail_that_cannot_start_fails_at_once_and_leaves_nothing(tmp_path: Any) -> None:
+    """A working directory the sandbox lacks: OSError at once, and no file of the case."""
+    from playproof.corpus._jail import reserve_lanes
+    from playproof.corpus._warm import OPEN_SECONDS, WarmJail
+
+    jail = WarmJail(["/bin/true"], JailSpec(limits=QUICK, workdir=tmp_path / "missing"))
+    try:
+        with reserve_lanes(1) as (lane,):
+            started = time.monotonic()
+            with pytest.raises(OSError, match="the warm jail did not start"):
+                jail.start(lane)
+            assert time.monotonic() - started < OPEN_SECONDS / 2
+            assert jail._sandbox is None  # the next case gets a new sandbox
+            assert os.listdir(jail.control) == []
+    finally:
+        jail.close()
+
+
+@needs_warm
+def test_a_case_that_fails_to_start_gets_the_next_one_a_new_sandbox(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from playproof.corpus import _warm
+    from playproof.corpus._jail import reserve_lanes
+
+    def refuse(*_args: Any) -> int:
+        raise OSError("the warm jail did not start the candidate")
+
+    jail = _warm.WarmJail(list(NAMESPACES), JailSpec(limits=QUICK))
+    try:
+        with reserve_lanes(1) as (lane,):
+            with monkeypatch.context() as patched:
+                patched.setattr(_warm, "_open_writer", refuse)
+                with pytest.raises(OSError, match="did not start the candidate"):
+                    jail.start(lane)
+            assert jail._sandbox is None
+            assert os.listdir(jail.control) == []
+            case = jail.start(lane)  # a new sandbox, and the case runs
+            assert case.process.stdin is not None
+            case.process.stdin.write(b"HELLO 1\n")
+            assert case.process.stdout.readline().startswith(b"OK playproof-corpus/1")
+            case.stop()
+            case.discard()
+    finally:
+        jail.close()

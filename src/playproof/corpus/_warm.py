@@ -73,9 +73,9 @@ echo ready
 while read -r n uid; do
   (
     home=/tmp/$n
-    cd "${workdir:-$home}" || exit 1
+    cd "${workdir:-$home}" || { echo 126 >"CONTROL/$n.status"; exit 1; }
     HOME=$home TMPDIR=$home unshare --ipc --net --setgid="$uid" --setuid="$uid" -- "$@" \
-      <"CONTROL/$n.in" >"CONTROL/$n.out" 2>"CONTROL/$n.err"
+      >"CONTROL/$n.out" <"CONTROL/$n.in" 2>"CONTROL/$n.err"
     echo "$?" >"CONTROL/$n.status"
   ) &
 done
@@ -169,6 +169,8 @@ class WarmJail:
         self._sandbox: subprocess.Popen[bytes] | None = None
         self._tmp: int | None = None
         """The sandbox's /tmp, open (immune to the sandbox's pid being reused)."""
+        self._init: int | None = None
+        """A pidfd of the sandbox's first process: it exits once all in the sandbox are gone."""
         self.control = Path(tempfile.mkdtemp(prefix="playproof-warm-"))
         self.control.chmod(0o700)
 
@@ -217,12 +219,13 @@ class WarmJail:
         try:
             if ready != b"ready":
                 raise OSError("its shell did not say ready")
+            init = os.pidfd_open(pid)
             tmp = os.open(f"/proc/{pid}/root/tmp", os.O_RDONLY | os.O_DIRECTORY)
         except OSError as exc:
             _end(sandbox)
             raise OSError(f"the warm jail did not start: {exc}") from None
-        self._close_tmp()
-        self._sandbox, self._tmp = sandbox, tmp
+        self._close_handles()
+        self._sandbox, self._tmp, self._init = sandbox, tmp, init
 
     def start(self, lane: int) -> WarmCase:
         """Start the candidate for one case as lane ``lane``'s uid; OSError if it cannot start."""
@@ -230,7 +233,7 @@ class WarmJail:
         with self._lock:
             if self._sandbox is None or self._sandbox.poll() is not None:
                 if self._sandbox is not None:
-                    _end(self._sandbox)
+                    _end(self._sandbox, self._init)
                 self._start_sandbox()
             assert self._sandbox is not None
             assert self._tmp is not None
@@ -238,7 +241,27 @@ class WarmJail:
             number = self._next
             sandbox, tmp = self._sandbox, self._tmp
         kill_uid(uid)  # nothing of an earlier case may count against this one's limits
+        try:
+            return self._start_case(sandbox, tmp, number, uid)
+        except BaseException:
+            # The shell's fork may be left waiting on a FIFO: a new sandbox for the next
+            # case. It is ended (everything in it gone) before the case's files go.
+            with self._lock:
+                init = self._init if self._sandbox is sandbox else None
+                if self._sandbox is sandbox:
+                    self._sandbox = None
+            _end(sandbox, init)
+            with self._lock:
+                if self._sandbox is None:
+                    self._close_handles()
+            self.forget(number)
+            raise
+
+    def _start_case(
+        self, sandbox: subprocess.Popen[bytes], tmp: int, number: int, uid: int
+    ) -> WarmCase:
         stdin_path, stdout_path = self.control / f"{number}.in", self.control / f"{number}.out"
+        status_path = self.control / f"{number}.status"
         os.mkfifo(stdin_path, 0o600)
         os.mkfifo(stdout_path, 0o600)
         os.mkdir(str(number), 0o700, dir_fd=tmp)
@@ -246,15 +269,19 @@ class WarmJail:
         assert sandbox.stdin is not None
         sandbox.stdin.write(b"%d %d\n" % (number, uid))
         sandbox.stdin.flush()
-        writer = _open_writer(stdin_path, OPEN_SECONDS, sandbox)
-        # Read side opened without waiting: select() reports nothing on a FIFO until
-        # its writer (the candidate) has opened it, so no false end of file is seen.
+        # The fork opens its stdout, then its stdin (the shell's redirections go left
+        # to right). Our read side first, at once; then our write side, which opens
+        # only once the fork has opened its stdin: by then its stdout is open, so a
+        # read never sees an end of file before the candidate has even started.
         reader = os.open(stdout_path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            writer = _open_writer(stdin_path, OPEN_SECONDS, sandbox, status_path)
+        except BaseException:
+            os.close(reader)
+            raise
         os.set_blocking(reader, True)
         process = _CaseProcess(
-            os.fdopen(writer, "wb", buffering=0),
-            os.fdopen(reader, "rb", buffering=0),
-            self.control / f"{number}.status",
+            os.fdopen(writer, "wb", buffering=0), os.fdopen(reader, "rb", buffering=0), status_path
         )
         return WarmCase(self, number, uid, process)
 
@@ -271,20 +298,32 @@ class WarmJail:
         """End the sandbox and everything in it; remove the control folder."""
         with self._lock:
             sandbox, self._sandbox = self._sandbox, None
-            self._close_tmp()
+            init = self._init
         if sandbox is not None:
-            _end(sandbox)
+            _end(sandbox, init)
+        with self._lock:
+            self._close_handles()
         shutil.rmtree(self.control, ignore_errors=True)
 
-    def _close_tmp(self) -> None:
-        if self._tmp is not None:
-            os.close(self._tmp)
-            self._tmp = None
+    def _close_handles(self) -> None:
+        for name in ("_tmp", "_init"):
+            handle = getattr(self, name)
+            if handle is not None:
+                os.close(handle)
+                setattr(self, name, None)
 
 
-def _end(sandbox: subprocess.Popen[bytes]) -> None:
+def _end(sandbox: subprocess.Popen[bytes], init: int | None = None) -> None:
+    """Kill the sandbox; with its first process's pidfd, wait until all in it are gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(sandbox.pid, signal.SIGKILL)
+    if init is not None:
+        # Its own session (bubblewrap's --new-session): killed through the pidfd, and
+        # it exits only after every process of its namespace is gone.
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(init, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            select.select([init], [], [], SWEEP_SECONDS)
     with contextlib.suppress(subprocess.TimeoutExpired):
         sandbox.wait(timeout=SWEEP_SECONDS)
     for stream in (sandbox.stdin, sandbox.stdout):
@@ -334,8 +373,12 @@ def _read_line(fd: int, seconds: float) -> bytes:
     raise OSError("the shell's first line is too long")
 
 
-def _open_writer(path: Path, seconds: float, sandbox: subprocess.Popen[bytes]) -> int:
-    """Open FIFO ``path`` for writing once the shell's fork opened it for reading."""
+def _open_writer(path: Path, seconds: float, sandbox: subprocess.Popen[bytes], status: Path) -> int:
+    """Open FIFO ``path`` for writing once the shell's fork opened it for reading.
+
+    OSError when the sandbox ended, the fork ended first (``status`` written:
+    it could not enter the working directory) or ``seconds`` passed.
+    """
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -343,7 +386,7 @@ def _open_writer(path: Path, seconds: float, sandbox: subprocess.Popen[bytes]) -
         except OSError as exc:
             if exc.errno != errno.ENXIO:
                 raise
-            if sandbox.poll() is not None or time.monotonic() > deadline:
+            if sandbox.poll() is not None or status.exists() or time.monotonic() > deadline:
                 raise OSError("the warm jail did not start the candidate") from None
             time.sleep(0.0002)
             continue
