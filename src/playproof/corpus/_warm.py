@@ -131,15 +131,12 @@ class _CaseProcess:
 class WarmCase:
     """One case's candidate in a warm jail; the same interface the runner uses for a jail."""
 
-    isolation = "bubblewrap"
-
     def __init__(self, jail: WarmJail, number: int, uid: int, process: _CaseProcess) -> None:
         self.jail = jail
         self.number = number
         self.uid = uid
         self.process = process
         self.stderr_path = jail.control / f"{number}.err"
-        self.scratch = jail.control
 
     def stop(self) -> None:
         """Kill every process of the case's uid and close the pipes.
