@@ -213,13 +213,16 @@ class WarmJail:
             raise OSError(f"the warm jail did not start: {exc}") from None
         finally:
             os.close(info_read)
+        init: int | None = None
         try:
             if ready != b"ready":
                 raise OSError("its shell did not say ready")
             init = os.pidfd_open(pid)
             tmp = os.open(f"/proc/{pid}/root/tmp", os.O_RDONLY | os.O_DIRECTORY)
         except OSError as exc:
-            _end(sandbox)
+            _end(sandbox, init)
+            if init is not None:
+                os.close(init)
             raise OSError(f"the warm jail did not start: {exc}") from None
         self._close_handles()
         self._sandbox, self._tmp, self._init = sandbox, tmp, init
@@ -283,7 +286,12 @@ class WarmJail:
         return WarmCase(self, number, uid, process)
 
     def forget(self, number: int) -> None:
-        """Remove case ``number``'s folder in the sandbox and its control files."""
+        """Remove case ``number``'s folder in the sandbox and its control files.
+
+        The shell may write the case's status file a moment after this (a killed
+        candidate's fork writes it once it has waited): such late files go with
+        the control folder when the jail closes.
+        """
         with self._lock:
             if self._tmp is not None:
                 shutil.rmtree(str(number), ignore_errors=True, dir_fd=self._tmp)
