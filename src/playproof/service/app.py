@@ -32,6 +32,7 @@ from playproof.service.log import routes as log_routes
 from playproof.service.log.services import load_log_key
 from playproof.service.problems import Problem, install_problem_handlers
 from playproof.service.proofs import routes as proof_routes
+from playproof.service.proofs.fast import StoredProofReads
 from playproof.service.runs import routes as run_routes
 from playproof.service.runs.tasks import ReplayQueue, make_replay_pool
 from playproof.service.settings import MAX_REQUEST_BYTES, ServiceSettings
@@ -125,6 +126,7 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     install_problem_handlers(app)
 
     app.add_middleware(DeclaredBodyLimit)
+    app.add_middleware(StoredProofReads)  # added last: it runs first
     app.include_router(run_routes.router)
     app.include_router(proof_routes.router)
     app.include_router(log_routes.router)

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from fastapi import Request
 
-from playproof.service.db import read_only
-from playproof.service.owners.services import MAX_TOKEN_CHARS, owner_for_token
+from playproof.service.db import read_connection
+from playproof.service.owners.services import MAX_TOKEN_CHARS, TokenOwner, owner_for_token
 from playproof.service.problems import Problem
 from playproof.service.state import service_state
 
 __all__ = ["AuthenticatedOwner", "admin_owner", "authenticated_owner", "optional_owner"]
 
 
-@dataclass(frozen=True)
-class AuthenticatedOwner:
-    """The owner a request's bearer token belongs to."""
-
-    id: int
-    name: str
-    admin: bool = False
+AuthenticatedOwner = TokenOwner
+"""The owner a request's bearer token belongs to."""
 
 
 def authenticated_owner(request: Request) -> AuthenticatedOwner:
@@ -32,11 +25,11 @@ def authenticated_owner(request: Request) -> AuthenticatedOwner:
     token = token.strip()
     if len(token) > MAX_TOKEN_CHARS:
         raise Problem(401, "unauthenticated", "the API token is not valid")
-    with read_only(service_state(request).sessions) as session:
-        owner = owner_for_token(session, token)
-        if owner is None:
-            raise Problem(401, "unauthenticated", "the API token is not valid")
-        return AuthenticatedOwner(id=owner.id, name=owner.name, admin=bool(owner.admin))
+    with read_connection(service_state(request).engine) as connection:
+        owner = owner_for_token(connection, token)
+    if owner is None:
+        raise Problem(401, "unauthenticated", "the API token is not valid")
+    return owner
 
 
 def optional_owner(request: Request) -> AuthenticatedOwner | None:

@@ -6,8 +6,9 @@ import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +25,7 @@ from playproof.sign import VerifyingKey
 __all__ = [
     "MAX_TOKEN_CHARS",
     "TOKEN_PREFIX",
+    "TokenOwner",
     "add_key",
     "add_owner",
     "create_token",
@@ -94,25 +96,39 @@ def add_key(session: Session, owner: Owner, key: VerifyingKey) -> SignerKey:
     return signer
 
 
-def owner_for_token(session: Session, token: str) -> Owner | None:
+@dataclass(frozen=True)
+class TokenOwner:
+    """The owner an API token belongs to: what a request may know of them."""
+
+    id: int
+    name: str
+    admin: bool
+
+
+# Built once: building a statement costs more than running it, and every
+# authenticated request and every upload asks these.
+_TOKEN_QUERY = (
+    select(Owner.id, Owner.name, Owner.admin, ApiToken.token_sha256)
+    .join(ApiToken, ApiToken.owner_id == Owner.id)
+    .where(ApiToken.token_sha256 == bindparam("digest"))
+)
+_KEYS_QUERY = select(SignerKey.public_pem).where(SignerKey.owner_id == bindparam("owner_id"))
+
+
+def owner_for_token(reader: Session | Connection, token: str) -> TokenOwner | None:
     """The owner whose token this is, or None."""
     if not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
         return None
     digest = token_digest(token)
-    # One query for the token and its owner (every authenticated request asks this).
-    found = session.execute(
-        select(Owner, ApiToken.token_sha256)
-        .join(ApiToken, ApiToken.owner_id == Owner.id)
-        .where(ApiToken.token_sha256 == digest)
-    ).first()
+    # One query for the token and its owner.
+    found = reader.execute(_TOKEN_QUERY, {"digest": digest}).first()
     # The lookup is by digest; compare again in constant time for good measure.
-    if found is None or not hmac.compare_digest(found[1], digest):
+    if found is None or not hmac.compare_digest(found.token_sha256, digest):
         return None
-    owner: Owner = found[0]
-    return owner
+    return TokenOwner(id=found.id, name=found.name, admin=bool(found.admin))
 
 
 def owner_keys(session: Session, owner_id: int) -> list[VerifyingKey]:
     """The public keys registered to an owner."""
-    rows = session.scalars(select(SignerKey).where(SignerKey.owner_id == owner_id))
-    return [VerifyingKey.from_pem(row.public_pem.encode()) for row in rows]
+    pems = session.scalars(_KEYS_QUERY, {"owner_id": owner_id})
+    return [VerifyingKey.from_pem(pem.encode()) for pem in pems]

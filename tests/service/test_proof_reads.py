@@ -1,0 +1,106 @@
+"""Anonymous reads of stored proof documents, answered ahead of the routes: the route's answer."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+import playproof
+from playproof.core.record import RunRecord
+from playproof.service.proofs import routes
+from playproof.service.runs.models import Run
+from playproof.sign import SigningKey
+
+from .conftest import Service
+
+
+def _upload_verified(service: Service, signer: SigningKey, record: RunRecord, token: str) -> str:
+    again = RunRecord.model_validate({**record.to_json(), "started_at": uuid.uuid4().hex})
+    accepted = service.upload(playproof.sign_record(again, signer).to_bytes(), token)
+    assert accepted.status_code == 202, accepted.text
+    run_id = str(accepted.json()["id"])
+    assert service.verdict(run_id)["status"] == "verified"
+    return run_id
+
+
+@pytest.fixture
+def route_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The run ids the proof route itself was asked for (the middleware's misses)."""
+    asked: list[str] = []
+    original: Callable[..., Any] = routes.stored_proof
+
+    def counting(connection: Any, run_id: str, *args: Any) -> Any:
+        asked.append(run_id)
+        return original(connection, run_id, *args)
+
+    monkeypatch.setattr(routes, "stored_proof", counting)
+    return asked
+
+
+def test_an_anonymous_read_is_answered_without_the_route_and_says_the_same(
+    service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)
+    path = f"/api/v1/verifier/runs/{run_id}"
+    anonymous = service.client.get(path)
+    assert route_reads == []  # answered ahead of the routes
+    with_token = service.client.get(path, headers={"Authorization": f"Bearer {token}"})
+    assert route_reads == [run_id]  # a token goes to the route, which decides on it
+    assert anonymous.status_code == with_token.status_code == 200
+    assert anonymous.content == with_token.content
+    for name in ("content-type", "content-length"):
+        assert anonymous.headers[name] == with_token.headers[name]
+    assert anonymous.json()["transparency"]["leaf_index"] >= 0
+
+
+def test_refusals_are_the_routes_refusals(
+    service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)
+    unknown = service.client.get(f"/api/v1/verifier/runs/{'0' * 32}")
+    assert unknown.status_code == 404
+    assert unknown.headers["content-type"] == "application/problem+json"
+    assert unknown.json()["type"].endswith("/unknown-run")
+    with service.sessions() as session:  # now the owner's only
+        session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(trust_label="benchmark_compatible_customized_instance")
+        )
+        session.commit()
+    private = service.client.get(f"/api/v1/verifier/runs/{run_id}")
+    assert private.status_code == 401
+    assert private.headers["www-authenticate"] == "Bearer"
+    assert private.json()["type"].endswith("/owner-only")
+    assert route_reads == []  # both refused ahead of the routes, as the route refuses
+    # What is not a run id, or not a GET, is the app's to answer, as before.
+    odd = service.client.get("/api/v1/verifier/runs/NOT-AN-ID")
+    assert odd.status_code == 404 and odd.json()["type"].endswith("/unknown-run")
+    assert service.client.post(f"/api/v1/verifier/runs/{run_id}").status_code == 405
+    assert service.client.get(f"/api/v1/verifier/runs/{run_id}/more").status_code == 404
+
+
+def test_a_stale_stored_document_is_never_served_to_anyone(
+    service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = _upload_verified(service, signer, record_2048, token)
+    fresh = service.client.get(f"/api/v1/verifier/runs/{run_id}").json()
+    with service.sessions() as session:  # as if built by another verifier version
+        session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(proof_document=b'{"planted":"STALE","transparency":', proof_key="0" * 64)
+        )
+        session.commit()
+    answer = service.client.get(f"/api/v1/verifier/runs/{run_id}")
+    assert answer.status_code == 200
+    assert b"STALE" not in answer.content
+    assert answer.json() == fresh
+    assert route_reads == [run_id]  # the miss went to the route, which built it
