@@ -234,7 +234,7 @@ def test_a_document_that_fails_to_render_never_holds_back_the_verdict(
 ) -> None:
     from playproof.service.runs import tasks
 
-    def broken(*_args: object) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
         raise ValueError("a rendering bug")
 
     monkeypatch.setattr(tasks, "render_proof", broken)
@@ -243,3 +243,50 @@ def test_a_document_that_fails_to_render_never_holds_back_the_verdict(
     with service.sessions() as session:
         assert get_run(session, run_id).proof_document is None
     assert _proof(service, run_id) == _fresh(service, run_id)  # built when asked for
+
+
+def test_the_record_read_at_upload_renders_the_document_without_a_second_parse(
+    service: Service, signer: SigningKey, record_2048: RunRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.service.proofs import services as proof_services
+
+    token = service.owner("alice", (signer.verifying_key,))
+    parsed: list[str] = []
+    real = proof_services.signed_record
+
+    def counting(run: Run) -> RunRecord | None:
+        parsed.append(run.id)
+        return real(run)
+
+    monkeypatch.setattr(proof_services, "signed_record", counting)
+    run_id = _upload_verified(service, signer, record_2048, token)
+    with service.sessions() as session:
+        assert get_run(session, run_id).proof_document is not None
+    assert parsed == []  # rendered from the record the upload read
+    assert service.client.app.state.service.queue.kept_records() == 0  # let go with the verdict
+    assert _proof(service, run_id) == _fresh(service, run_id)  # and the same document
+    assert parsed == [run_id]  # (the fresh build parsed the envelope)
+
+
+def test_records_kept_for_rendering_are_bounded(
+    record_2048: RunRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures import Executor, Future
+
+    from playproof.service.runs import tasks
+    from playproof.service.runs.services import ReplayJob
+
+    class Idle(Executor):  # replays that never finish: what is kept stays kept
+        def submit(self, *_args: object, **_kwargs: object) -> Future[Any]:
+            return Future()
+
+    size = len(record_2048.decisions)
+    monkeypatch.setattr(tasks, "MAX_KEPT_DECISIONS", 2 * size)
+    queue = tasks.ReplayQueue(sessions=None, executor=Idle())  # type: ignore[arg-type]
+    for number in range(4):
+        job = ReplayJob(envelope=b"{}", key_pems=(), record=record_2048)
+        queue.submit(f"run-{number}", job)
+    assert queue.in_flight() == 4
+    assert queue.kept_records() == 2  # the others are parsed again when their verdict comes
+    queue.close()
+    assert queue.kept_records() == 0

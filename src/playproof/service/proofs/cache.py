@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from playproof.core.record import RunRecord
 from playproof.service.deployments.services import require_read
 from playproof.service.log.models import LogLeaf
 from playproof.service.log.services import LogCache, as_utc, leaf_of
@@ -163,15 +164,20 @@ class ProofCache:
                 self._items.popitem(last=False)
 
 
-def render_proof(session: Session, run: Run) -> tuple[bytes, str] | None:
+def render_proof(
+    session: Session, run: Run, record: RunRecord | None = None
+) -> tuple[bytes, str] | None:
     """A finished run's document without its transparency value, and its key, for storing.
 
-    None for a pending run, or a document that does not end as expected.
+    ``record``: the run's signed record, already parsed from its envelope
+    (None: parsed here). None for a pending run, or a document that does not
+    end as expected.
     """
     fingerprint = run_fingerprint(run)
     if fingerprint is None:
         return None
-    head = split_document(proof_document(session, run, None).model_dump_json().encode("utf-8"))
+    document = proof_document(session, run, None, record=record)
+    head = split_document(document.model_dump_json().encode("utf-8"))
     return None if head is None else (head, proof_key(fingerprint))
 
 

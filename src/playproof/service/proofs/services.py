@@ -95,14 +95,16 @@ def status_document(run: Run, record: RunRecord | None = None) -> RunStatusDocum
     )
 
 
-def _evidence(session: Session, run: Run) -> StoredEvidence:
+def _evidence(session: Session, run: Run, record: RunRecord | None = None) -> StoredEvidence:
     # Only a policy-bound run's artifacts are read: other runs cost no query.
     policy = (
         PolicyEvidence(target=run.target_name, artifacts=run_artifact_bytes(session, run.id))
         if is_policy_target(run.target_name)
         else None
     )
-    return StoredEvidence(record=signed_record(run), report=stored_report(run), policy=policy)
+    if record is None:
+        record = signed_record(run)
+    return StoredEvidence(record=record, report=stored_report(run), policy=policy)
 
 
 def group_result(session: Session, run: Run, group: str) -> GroupResult:
@@ -155,15 +157,22 @@ def _deployment_block(session: Session, run: Run) -> DeploymentBlock | None:
 
 
 def proof_document(
-    session: Session, run: Run, log_key: SigningKey | None, cache: LogCache | None = None
+    session: Session,
+    run: Run,
+    log_key: SigningKey | None,
+    cache: LogCache | None = None,
+    *,
+    record: RunRecord | None = None,
 ) -> ProofDocument:
     """The public proof document of ``run`` (its inclusion proof signed with ``log_key``).
 
     ``cache`` is the service's Merkle tree cache (none: the tree is loaded
-    for this document). The caller checks read access first
+    for this document). ``record`` is the run's signed record when the caller
+    has it parsed already (it must be the one in the run's envelope); None
+    reads it from the envelope. The caller checks read access first
     (:func:`check_run_read`).
     """
-    evidence = _evidence(session, run)
+    evidence = _evidence(session, run, record)
     record, report = evidence.record, evidence.report
     if record is None:
         # Uploads are parsed before they are stored; an unreadable one is damage.

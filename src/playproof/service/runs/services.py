@@ -76,6 +76,10 @@ class ReplayJob:
     sides: dict[str, bytes] = field(default_factory=dict)
     target_name: str | None = None
     """The target the record names (whether its replay makes policy artifacts)."""
+    record: RunRecord | None = None
+    """The signed record as the upload read it, for rendering the run's proof document
+    when its verdict is stored (None: read from the envelope then). Never sent to the
+    replay, which reads the envelope itself."""
 
 
 class Ingested:
@@ -221,6 +225,7 @@ def ingest(
         deployed_envelope=deployment.policy_envelope if deployment is not None else None,
         sides={SIDE_NAMES[e.role]: e.content for e in extras},
         target_name=record.target.name,
+        record=record,
     )
 
     def raced() -> Run | None:
@@ -332,12 +337,19 @@ def finish_run(
         try:
             if changed and artifacts:
                 link_artifacts(session, run_id, artifacts)
-            if changed and log and status is RunStatus.VERIFIED:
-                run = session.get(Run, run_id)
+            logged = log and status is RunStatus.VERIFIED
+            if changed and (logged or render is not None):
+                # The row as the update left it (the update bypassed any loaded object),
+                # read once for both; the envelope only if rendering asks for it.
+                session.flush()
+                run = session.get(
+                    Run, run_id, populate_existing=True, options=(defer(Run.envelope),)
+                )
                 assert run is not None
-                append_verified(session, run_id, run.record_digest)
-            if changed and render is not None:
-                _store_rendered(session, run_id, render)
+                if logged:
+                    append_verified(session, run_id, run.record_digest)
+                if render is not None:
+                    _store_rendered(session, run, render)
             session.commit()
             return changed
         except IntegrityError:
@@ -348,23 +360,20 @@ def finish_run(
 
 
 def _store_rendered(
-    session: Session, run_id: str, render: Callable[[Session, Run], tuple[bytes, str] | None]
+    session: Session, run: Run, render: Callable[[Session, Run], tuple[bytes, str] | None]
 ) -> None:
-    # The row as the update left it (the update bypassed the loaded object).
-    session.flush()
-    run = session.get(Run, run_id, populate_existing=True)
     try:
-        rendered = render(session, run) if run is not None else None
+        rendered = render(session, run)
     except SQLAlchemyError:
         raise  # the transaction is broken: the verdict is not stored either (retried later)
     except Exception:
         # The document is a cache: a verdict is stored without it (built when asked for).
-        log.exception("rendering the proof document of run %s failed", run_id)
+        log.exception("rendering the proof document of run %s failed", run.id)
         rendered = None
     if rendered is not None:
         document, key = rendered
         session.execute(
-            update(Run).where(Run.id == run_id).values(proof_document=document, proof_key=key)
+            update(Run).where(Run.id == run.id).values(proof_document=document, proof_key=key)
         )
 
 

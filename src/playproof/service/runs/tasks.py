@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.service.artifacts.replay import is_policy_target
 from playproof.service.artifacts.roles import ArtifactBytes
@@ -53,6 +54,10 @@ WAIT_RECHECK_S = 1.0
 """How often a status long-poll reads the run again (another process may store its verdict)."""
 GRADE_PREFIX = "grade:"
 """In-flight grades are keyed apart from runs."""
+MAX_KEPT_DECISIONS = 200_000
+"""Records parsed at upload are kept until their verdict is stored (so that rendering the
+proof document does not parse the envelope again) up to this many decisions in all; a
+2048 decision takes about 100 bytes parsed. Beyond it, records are parsed again."""
 
 
 Replayed = tuple[str, tuple[ArtifactBytes, ...]]
@@ -115,6 +120,8 @@ class ReplayQueue:
         self._lock = threading.Lock()
         self._storing = threading.Lock()
         self._inflight: dict[str, Future[Any]] = {}
+        self._records: dict[str, RunRecord] = {}
+        self._kept_decisions = 0
         self._closed = False
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
 
@@ -182,7 +189,29 @@ class ReplayQueue:
                 log.error("cannot start the replay of run %s: %s", run_id, exc)
                 return
             self._inflight[run_id] = future
+            self._keep(run_id, job.record)
         future.add_done_callback(partial(self._store, run_id))
+
+    def _keep(self, run_id: str, record: RunRecord | None) -> None:
+        # Under the lock. Within the bound only; a record not kept is parsed again.
+        if record is None or run_id in self._records:
+            return
+        size = len(record.decisions)
+        if self._kept_decisions + size <= MAX_KEPT_DECISIONS:
+            self._records[run_id] = record
+            self._kept_decisions += size
+
+    def _take(self, run_id: str) -> RunRecord | None:
+        with self._lock:
+            record = self._records.pop(run_id, None)
+            if record is not None:
+                self._kept_decisions -= len(record.decisions)
+            return record
+
+    def kept_records(self) -> int:
+        """Records parsed at upload and kept until their verdict is stored."""
+        with self._lock:
+            return len(self._records)
 
     def _job(self, run_id: str) -> ReplayJob:
         with read_only(self._sessions) as session:
@@ -235,6 +264,8 @@ class ReplayQueue:
         with self._lock:
             self._closed = True
             waiting = list(self._inflight.values())
+            self._records.clear()
+            self._kept_decisions = 0
         # Outside the lock: cancelling a queued replay runs its callback at once,
         # and the callback takes the lock.
         for future in waiting:
@@ -289,6 +320,7 @@ class ReplayQueue:
     def _store(self, run_id: str, future: Future[Replayed]) -> None:
         with self._lock:
             self._inflight.pop(run_id, None)
+        record = self._take(run_id)  # on every path: a retry reads the envelope again
         if future.cancelled():
             return
         error = future.exception()
@@ -313,7 +345,7 @@ class ReplayQueue:
                     report,
                     log=self._log,
                     artifacts=artifacts,
-                    render=render_proof,
+                    render=render_proof if record is None else partial(render_proof, record=record),
                 )
             except Exception:
                 log.exception("storing the verdict of run %s failed; it stays pending", run_id)
