@@ -111,6 +111,31 @@ def test_a_record_signed_by_someone_elses_key_is_refused(
     assert response.json()["type"].endswith("/signature-valid")
 
 
+def test_an_upload_is_checked_against_every_key_of_its_owner_and_only_theirs(
+    service: Service, signer: SigningKey, signed_2048: bytes
+) -> None:
+    from playproof.service.owners.services import owner_for_token
+
+    others = (SigningKey.generate().verifying_key, SigningKey.generate().verifying_key)
+    token = service.owner("alice", (others[0], signer.verifying_key, others[1]))
+    keyless = service.owner("bob")
+    with service.sessions() as session:  # the token and the keys in one read
+        alice = owner_for_token(session, token, keys=True)
+        assert alice is not None and alice.keys is not None
+        assert {k.key_id for k in alice.keys} == {
+            k.key_id for k in (*others, signer.verifying_key)
+        }
+        plain = owner_for_token(session, token)
+        assert plain is not None and plain.keys is None and plain.id == alice.id
+        bare = owner_for_token(session, keyless, keys=True)
+        assert bare is not None and bare.keys == ()
+        assert owner_for_token(session, token + "x", keys=True) is None
+    assert service.upload(signed_2048, token).status_code == 202  # its key is the middle one
+    refused = service.upload(signed_2048, keyless)
+    assert refused.status_code == 422
+    assert refused.json()["type"].endswith("/signature-valid")
+
+
 def test_a_signed_claim_replay_does_not_reproduce_is_rejected(
     service: Service, signer: SigningKey, record_2048: RunRecord
 ) -> None:

@@ -9,15 +9,20 @@ from playproof.service.owners.services import MAX_TOKEN_CHARS, TokenOwner, owner
 from playproof.service.problems import Problem
 from playproof.service.state import service_state
 
-__all__ = ["AuthenticatedOwner", "admin_owner", "authenticated_owner", "optional_owner"]
+__all__ = [
+    "AuthenticatedOwner",
+    "admin_owner",
+    "authenticated_owner",
+    "authenticated_uploader",
+    "optional_owner",
+]
 
 
 AuthenticatedOwner = TokenOwner
 """The owner a request's bearer token belongs to."""
 
 
-def authenticated_owner(request: Request) -> AuthenticatedOwner:
-    """The owner of the request's ``Authorization: Bearer`` token; 401 otherwise."""
+def _owner(request: Request, *, keys: bool) -> AuthenticatedOwner:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -26,10 +31,20 @@ def authenticated_owner(request: Request) -> AuthenticatedOwner:
     if len(token) > MAX_TOKEN_CHARS:
         raise Problem(401, "unauthenticated", "the API token is not valid")
     with read_connection(service_state(request).engine) as connection:
-        owner = owner_for_token(connection, token)
+        owner = owner_for_token(connection, token, keys=keys)
     if owner is None:
         raise Problem(401, "unauthenticated", "the API token is not valid")
     return owner
+
+
+def authenticated_owner(request: Request) -> AuthenticatedOwner:
+    """The owner of the request's ``Authorization: Bearer`` token; 401 otherwise."""
+    return _owner(request, keys=False)
+
+
+def authenticated_uploader(request: Request) -> AuthenticatedOwner:
+    """As :func:`authenticated_owner`, with the owner's signer keys read in the same query."""
+    return _owner(request, keys=True)
 
 
 def optional_owner(request: Request) -> AuthenticatedOwner | None:

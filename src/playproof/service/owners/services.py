@@ -98,11 +98,16 @@ def add_key(session: Session, owner: Owner, key: VerifyingKey) -> SignerKey:
 
 @dataclass(frozen=True)
 class TokenOwner:
-    """The owner an API token belongs to: what a request may know of them."""
+    """The owner an API token belongs to: what a request may know of them.
+
+    ``keys`` are the owner's registered signer keys when the lookup asked for
+    them (an upload checks its signature against them), else None.
+    """
 
     id: int
     name: str
     admin: bool
+    keys: tuple[VerifyingKey, ...] | None = None
 
 
 # Built once: building a statement costs more than running it, and every
@@ -113,19 +118,37 @@ _TOKEN_QUERY = (
     .where(ApiToken.token_sha256 == bindparam("digest"))
 )
 _KEYS_QUERY = select(SignerKey.public_pem).where(SignerKey.owner_id == bindparam("owner_id"))
+_TOKEN_KEYS_QUERY = (
+    select(Owner.id, Owner.name, Owner.admin, ApiToken.token_sha256, SignerKey.public_pem)
+    .join(ApiToken, ApiToken.owner_id == Owner.id)
+    .outerjoin(SignerKey, SignerKey.owner_id == Owner.id)
+    .where(ApiToken.token_sha256 == bindparam("digest"))
+    .order_by(SignerKey.id)
+)
 
 
-def owner_for_token(reader: Session | Connection, token: str) -> TokenOwner | None:
-    """The owner whose token this is, or None."""
+def owner_for_token(
+    reader: Session | Connection, token: str, *, keys: bool = False
+) -> TokenOwner | None:
+    """The owner whose token this is, or None; with ``keys``, their signer keys too.
+
+    One query either way (the keys joined to the token and its owner).
+    """
     if not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
         return None
     digest = token_digest(token)
-    # One query for the token and its owner.
-    found = reader.execute(_TOKEN_QUERY, {"digest": digest}).first()
+    query = _TOKEN_KEYS_QUERY if keys else _TOKEN_QUERY
+    rows = reader.execute(query, {"digest": digest}).all()
     # The lookup is by digest; compare again in constant time for good measure.
-    if found is None or not hmac.compare_digest(found.token_sha256, digest):
+    if not rows or not hmac.compare_digest(rows[0].token_sha256, digest):
         return None
-    return TokenOwner(id=found.id, name=found.name, admin=bool(found.admin))
+    found = rows[0]
+    signers = (
+        tuple(VerifyingKey.from_pem(r.public_pem.encode()) for r in rows if r.public_pem)
+        if keys
+        else None
+    )
+    return TokenOwner(id=found.id, name=found.name, admin=bool(found.admin), keys=signers)
 
 
 def owner_keys(session: Session, owner_id: int) -> list[VerifyingKey]:

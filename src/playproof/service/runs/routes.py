@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from playproof.service.db import read_only
 from playproof.service.owners.routes import (
     AuthenticatedOwner,
-    authenticated_owner,
+    authenticated_uploader,
     optional_owner,
 )
 from playproof.service.problems import Problem, problem_responses
@@ -104,7 +104,7 @@ async def read_bounded_body(request: Request, limit: int) -> bytes:
 async def upload_run(
     request: Request,
     response: Response,
-    owner: Annotated[AuthenticatedOwner, Depends(authenticated_owner)],
+    owner: Annotated[AuthenticatedOwner, Depends(authenticated_uploader)],
     deployment: Annotated[
         str | None,
         Query(max_length=64, description="The id of the owner's deployment the run played on."),
@@ -121,7 +121,14 @@ async def upload_run(
 
     def store() -> tuple[RunStatusDocument, bool]:
         with state.sessions() as session:
-            made = ingest(session, owner.id, body, deployment_id=deployment, bundled=bundled)
+            made = ingest(
+                session,
+                owner.id,
+                body,
+                deployment_id=deployment,
+                bundled=bundled,
+                keys=owner.keys,
+            )
             document = status_document(made.run, made.record)
         if made.created:  # stored and committed: hand it to the replays in the same trip
             state.queue.submit(document.id, made.job)

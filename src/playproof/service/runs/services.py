@@ -34,6 +34,7 @@ from playproof.sign import (
     MAX_ENVELOPE_BYTES,
     RUN_RECORD,
     RUN_RECORD_SUBJECT,
+    VerifyingKey,
     parse_envelope,
     verify_statement,
 )
@@ -159,6 +160,7 @@ def ingest(
     *,
     deployment_id: str | None = None,
     bundled: bool = False,
+    keys: Sequence[VerifyingKey] | None = None,
 ) -> Ingested:
     """Check an upload's signature against the owner's keys and store it ``pending``.
 
@@ -171,13 +173,14 @@ def ingest(
     ``bundled``: the body is a run upload (``playproof/run-upload/v1``), the
     envelope with a trusted-recorder transcript and contract, which are
     stored as the run's artifacts in the same transaction (see
-    :mod:`playproof.service.runs.uploads`).
+    :mod:`playproof.service.runs.uploads`). ``keys``: the owner's registered
+    keys when the caller read them already (None: read here).
     """
     unpacked = unpack(body, bundled=bundled)
     envelope = unpacked.envelope
     normalized = envelope.to_bytes()
     digest = hashlib.sha256(normalized).hexdigest()
-    keys = owner_keys(session, owner_id)
+    keys = list(keys) if keys is not None else owner_keys(session, owner_id)
     verdict = verify_statement(RUN_RECORD, envelope, keys)
     record, statement = verdict.value, verdict.statement
     if verdict.verdict != "clean" or record is None or statement is None or verdict.key_id is None:
