@@ -213,6 +213,15 @@ class Service:
             headers={"Authorization": f"Bearer {token}", **headers},
         )
 
+    def upload_verified(self, signer: SigningKey, record: RunRecord, token: str) -> str:
+        """Sign a fresh copy of ``record`` (a new start time), upload it; its id once verified."""
+        again = RunRecord.model_validate({**record.to_json(), "started_at": uuid.uuid4().hex})
+        accepted = self.upload(playproof.sign_record(again, signer).to_bytes(), token)
+        assert accepted.status_code == 202, accepted.text
+        run_id = str(accepted.json()["id"])
+        assert self.verdict(run_id)["status"] == "verified"
+        return run_id
+
     def verdict(self, run_id: str, token: str | None = None) -> dict[str, Any]:
         """The run's status once it is no longer pending (bounded wait; ``token`` reads it)."""
         deadline = time.monotonic() + VERDICT_WAIT_S
@@ -222,6 +231,21 @@ class Service:
             if answer["status"] != "pending" or time.monotonic() > deadline:
                 return dict(answer)
             time.sleep(0.05)
+
+
+def calls_to(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, argument: int = 0
+) -> list[Any]:
+    """Patch ``owner.name`` to note its ``argument``-th positional argument at every call."""
+    noted: list[Any] = []
+    real = getattr(owner, name)
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        noted.append(args[argument])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+    return noted
 
 
 @pytest.fixture

@@ -121,14 +121,16 @@ def test_an_upload_is_checked_against_every_key_of_its_owner_and_only_theirs(
     keyless = service.owner("bob")
     with service.sessions() as session:  # the token and the keys in one read
         alice = owner_for_token(session, token, keys=True)
-        assert alice is not None and alice.keys is not None
-        assert {k.key_id for k in alice.keys} == {
-            k.key_id for k in (*others, signer.verifying_key)
-        }
+        assert alice is not None
+        assert alice.keys is not None
+        assert {k.key_id for k in alice.keys} == {k.key_id for k in (*others, signer.verifying_key)}
         plain = owner_for_token(session, token)
-        assert plain is not None and plain.keys is None and plain.id == alice.id
+        assert plain is not None
+        assert plain.keys is None
+        assert plain.id == alice.id
         bare = owner_for_token(session, keyless, keys=True)
-        assert bare is not None and bare.keys == ()
+        assert bare is not None
+        assert bare.keys == ()
         assert owner_for_token(session, token + "x", keys=True) is None
     assert service.upload(signed_2048, token).status_code == 202  # its key is the middle one
     refused = service.upload(signed_2048, keyless)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import pytest
@@ -21,16 +20,11 @@ from playproof.service.runs.stop_reasons import StopReasons
 from playproof.sign import SigningKey, VerifyingKey
 from playproof.transparency import check_inclusion
 
-from .conftest import Service
+from .conftest import Service, calls_to
 
 
 def _upload_verified(service: Service, signer: SigningKey, record: RunRecord, token: str) -> str:
-    again = RunRecord.model_validate({**record.to_json(), "started_at": uuid.uuid4().hex})
-    accepted = service.upload(playproof.sign_record(again, signer).to_bytes(), token)
-    assert accepted.status_code == 202, accepted.text
-    run_id = str(accepted.json()["id"])
-    assert service.verdict(run_id)["status"] == "verified"
-    return run_id
+    return service.upload_verified(signer, record, token)
 
 
 def _proof(service: Service, run_id: str) -> dict[str, Any]:
@@ -199,20 +193,13 @@ def test_polling_a_status_does_not_parse_the_record_again(
     from playproof.service.runs import services as run_services
 
     token = service.owner("alice", (signer.verifying_key,))
-    parsed: list[object] = []
-    real = run_services.parse_run_record
-
-    def counting(data: object) -> RunRecord:
-        parsed.append(data)
-        return real(data)
-
     accepted = service.upload(signed_2048, token)
     run_id = accepted.json()["id"]
     stop = accepted.json()["stop_reason"]
     # Once the verdict (and the proof document rendered with it) is stored, so that
     # only the polls are counted.
     assert service.verdict(run_id)["status"] == "verified"
-    monkeypatch.setattr(run_services, "parse_run_record", counting)
+    parsed = calls_to(monkeypatch, run_services, "parse_run_record")
     for _ in range(5):
         answer = service.client.get(f"/api/v1/runs/{run_id}").json()
         assert answer["stop_reason"] == stop
@@ -251,21 +238,14 @@ def test_the_record_read_at_upload_renders_the_document_without_a_second_parse(
     from playproof.service.proofs import services as proof_services
 
     token = service.owner("alice", (signer.verifying_key,))
-    parsed: list[str] = []
-    real = proof_services.signed_record
-
-    def counting(run: Run) -> RunRecord | None:
-        parsed.append(run.id)
-        return real(run)
-
-    monkeypatch.setattr(proof_services, "signed_record", counting)
+    parsed = calls_to(monkeypatch, proof_services, "signed_record")
     run_id = _upload_verified(service, signer, record_2048, token)
     with service.sessions() as session:
         assert get_run(session, run_id).proof_document is not None
     assert parsed == []  # rendered from the record the upload read
     assert service.client.app.state.service.queue.kept_records() == 0  # let go with the verdict
     assert _proof(service, run_id) == _fresh(service, run_id)  # and the same document
-    assert parsed == [run_id]  # (the fresh build parsed the envelope)
+    assert [run.id for run in parsed] == [run_id]  # (the fresh build parsed the envelope)
 
 
 def test_records_kept_for_rendering_are_bounded(

@@ -2,50 +2,28 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from sqlalchemy import update
 
-import playproof
 from playproof.core.record import RunRecord
 from playproof.service.proofs import routes
 from playproof.service.runs.models import Run
 from playproof.sign import SigningKey
 
-from .conftest import Service
-
-
-def _upload_verified(service: Service, signer: SigningKey, record: RunRecord, token: str) -> str:
-    again = RunRecord.model_validate({**record.to_json(), "started_at": uuid.uuid4().hex})
-    accepted = service.upload(playproof.sign_record(again, signer).to_bytes(), token)
-    assert accepted.status_code == 202, accepted.text
-    run_id = str(accepted.json()["id"])
-    assert service.verdict(run_id)["status"] == "verified"
-    return run_id
+from .conftest import Service, calls_to
 
 
 @pytest.fixture
 def route_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The run ids the proof route itself was asked for (the middleware's misses)."""
-    asked: list[str] = []
-    original: Callable[..., Any] = routes.stored_proof
-
-    def counting(connection: Any, run_id: str, *args: Any) -> Any:
-        asked.append(run_id)
-        return original(connection, run_id, *args)
-
-    monkeypatch.setattr(routes, "stored_proof", counting)
-    return asked
+    return calls_to(monkeypatch, routes, "stored_proof", argument=1)
 
 
 def test_an_anonymous_read_is_answered_without_the_route_and_says_the_same(
     service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
-    run_id = _upload_verified(service, signer, record_2048, token)
+    run_id = service.upload_verified(signer, record_2048, token)
     path = f"/api/v1/verifier/runs/{run_id}"
     anonymous = service.client.get(path)
     assert route_reads == []  # answered ahead of the routes
@@ -62,7 +40,7 @@ def test_refusals_are_the_routes_refusals(
     service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
-    run_id = _upload_verified(service, signer, record_2048, token)
+    run_id = service.upload_verified(signer, record_2048, token)
     unknown = service.client.get(f"/api/v1/verifier/runs/{'0' * 32}")
     assert unknown.status_code == 404
     assert unknown.headers["content-type"] == "application/problem+json"
@@ -81,7 +59,8 @@ def test_refusals_are_the_routes_refusals(
     assert route_reads == []  # both refused ahead of the routes, as the route refuses
     # What is not a run id, or not a GET, is the app's to answer, as before.
     odd = service.client.get("/api/v1/verifier/runs/NOT-AN-ID")
-    assert odd.status_code == 404 and odd.json()["type"].endswith("/unknown-run")
+    assert odd.status_code == 404
+    assert odd.json()["type"].endswith("/unknown-run")
     assert service.client.post(f"/api/v1/verifier/runs/{run_id}").status_code == 405
     assert service.client.get(f"/api/v1/verifier/runs/{run_id}/more").status_code == 404
 
@@ -90,7 +69,7 @@ def test_a_stale_stored_document_is_never_served_to_anyone(
     service: Service, signer: SigningKey, record_2048: RunRecord, route_reads: list[str]
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
-    run_id = _upload_verified(service, signer, record_2048, token)
+    run_id = service.upload_verified(signer, record_2048, token)
     fresh = service.client.get(f"/api/v1/verifier/runs/{run_id}").json()
     with service.sessions() as session:  # as if built by another verifier version
         session.execute(
