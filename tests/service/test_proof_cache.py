@@ -260,11 +260,10 @@ def test_records_kept_for_rendering_are_bounded(
         def submit(self, *_args: object, **_kwargs: object) -> Future[Any]:
             return Future()
 
-    size = len(record_2048.decisions)
-    monkeypatch.setattr(tasks, "MAX_KEPT_DECISIONS", 2 * size)
+    monkeypatch.setattr(tasks, "MAX_KEPT_ENVELOPE_BYTES", 2_500)
     queue = tasks.ReplayQueue(sessions=None, executor=Idle())  # type: ignore[arg-type]
     for number in range(4):
-        job = ReplayJob(envelope=b"{}", key_pems=(), record=record_2048)
+        job = ReplayJob(envelope=b"x" * 1_000, key_pems=(), record=record_2048)
         queue.submit(f"run-{number}", job)
     assert queue.in_flight() == 4
     assert queue.kept_records() == 2  # the others are parsed again when their verdict comes

@@ -54,10 +54,11 @@ WAIT_RECHECK_S = 1.0
 """How often a status long-poll reads the run again (another process may store its verdict)."""
 GRADE_PREFIX = "grade:"
 """In-flight grades are keyed apart from runs."""
-MAX_KEPT_DECISIONS = 200_000
+MAX_KEPT_ENVELOPE_BYTES = 8 * 1024 * 1024
 """Records parsed at upload are kept until their verdict is stored (so that rendering the
-proof document does not parse the envelope again) up to this many decisions in all; a
-2048 decision takes about 100 bytes parsed. Beyond it, records are parsed again."""
+proof document does not parse the envelope again) while their envelopes come to at most
+this many bytes in all; parsed, a 2048 record takes about five times its envelope. Beyond
+it, records are parsed again when their verdict comes."""
 
 
 Replayed = tuple[str, tuple[ArtifactBytes, ...]]
@@ -120,8 +121,8 @@ class ReplayQueue:
         self._lock = threading.Lock()
         self._storing = threading.Lock()
         self._inflight: dict[str, Future[Any]] = {}
-        self._records: dict[str, RunRecord] = {}
-        self._kept_decisions = 0
+        self._records: dict[str, tuple[RunRecord, int]] = {}
+        self._kept_bytes = 0
         self._closed = False
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
 
@@ -189,24 +190,24 @@ class ReplayQueue:
                 log.error("cannot start the replay of run %s: %s", run_id, exc)
                 return
             self._inflight[run_id] = future
-            self._keep(run_id, job.record)
+            self._keep(run_id, job.record, len(job.envelope))
         future.add_done_callback(partial(self._store, run_id))
 
-    def _keep(self, run_id: str, record: RunRecord | None) -> None:
+    def _keep(self, run_id: str, record: RunRecord | None, size: int) -> None:
         # Under the lock. Within the bound only; a record not kept is parsed again.
         if record is None or run_id in self._records:
             return
-        size = len(record.decisions)
-        if self._kept_decisions + size <= MAX_KEPT_DECISIONS:
-            self._records[run_id] = record
-            self._kept_decisions += size
+        if self._kept_bytes + size <= MAX_KEPT_ENVELOPE_BYTES:
+            self._records[run_id] = (record, size)
+            self._kept_bytes += size
 
     def _take(self, run_id: str) -> RunRecord | None:
         with self._lock:
-            record = self._records.pop(run_id, None)
-            if record is not None:
-                self._kept_decisions -= len(record.decisions)
-            return record
+            kept = self._records.pop(run_id, None)
+            if kept is None:
+                return None
+            self._kept_bytes -= kept[1]
+            return kept[0]
 
     def kept_records(self) -> int:
         """Records parsed at upload and kept until their verdict is stored."""
@@ -265,7 +266,7 @@ class ReplayQueue:
             self._closed = True
             waiting = list(self._inflight.values())
             self._records.clear()
-            self._kept_decisions = 0
+            self._kept_bytes = 0
         # Outside the lock: cancelling a queued replay runs its callback at once,
         # and the callback takes the lock.
         for future in waiting:
