@@ -222,3 +222,28 @@ def test_an_upload_is_kept_pending_when_the_replay_pool_is_gone(
     accepted = _upload_ok(service, signed_2048, token)
     status = service.client.get(f"/api/v1/runs/{accepted['id']}").json()
     assert status["status"] == "pending"  # stored, and replayed at the next start
+
+
+def test_a_target_seen_packaged_is_not_looked_up_again(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    from playproof.service.runs.services import _packaged
+
+    token = service.owner("alice", (signer.verifying_key,))
+    state = service.client.app.state.service
+    assert state.packaged_targets == set()
+    service.upload_verified(signer, record_2048, token)
+    assert state.packaged_targets == {record_2048.target.name}
+
+    class NoQueries:
+        def get(self, *_args: object, **_kwargs: object) -> None:
+            raise AssertionError("the targets table was asked again")
+
+    known = set(state.packaged_targets)
+    assert _packaged(NoQueries(), record_2048, known)  # type: ignore[arg-type]
+    with service.sessions() as session:  # a name the table lacks is not remembered
+        unknown = RunRecord.model_validate(
+            {**record_2048.to_json(), "target": {**record_2048.to_json()["target"], "name": "x/y"}}
+        )
+        assert not _packaged(session, unknown, known)
+    assert known == {record_2048.target.name}

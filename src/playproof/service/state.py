@@ -24,7 +24,8 @@ class ServiceState:
     """The settings, the database, the replay queue and the log key of one service.
 
     ``log_cache`` and ``proof_cache`` are the in-process Merkle tree and the
-    serialized proof documents of finished runs.
+    serialized proof documents of finished runs; ``packaged_targets`` spares
+    uploads a query for a target already seen packaged.
     """
 
     settings: ServiceSettings
@@ -34,6 +35,8 @@ class ServiceState:
     log_key: SigningKey | None
     log_cache: LogCache = field(default_factory=LogCache)
     proof_cache: ProofCache = field(default_factory=ProofCache)
+    packaged_targets: set[str] = field(default_factory=set)
+    """Targets the database is known to package: a row in ``targets`` is never removed."""
 
 
 def service_state(request: Request) -> ServiceState:

@@ -128,6 +128,7 @@ async def upload_run(
                 deployment_id=deployment,
                 bundled=bundled,
                 keys=owner.keys,
+                known_targets=state.packaged_targets,
             )
             document = status_document(made.run, made.record)
         if made.created:  # stored and committed: hand it to the replays in the same trip

@@ -105,9 +105,16 @@ class Ingested:
         self.job = job if created else None
 
 
-def _packaged(session: Session, record: RunRecord) -> bool:
+def _packaged(session: Session, record: RunRecord, known: set[str] | None) -> bool:
     name = record.target.name
-    return name is not None and len(name) <= 128 and session.get(Target, name) is not None
+    if name is None or len(name) > 128:
+        return False
+    if known is not None and name in known:
+        return True
+    found = session.get(Target, name) is not None
+    if found and known is not None:
+        known.add(name)  # targets are never removed from the table (sync_targets)
+    return found
 
 
 def _label(record: RunRecord, deployment: Deployment | None, packaged: bool) -> TrustLabel:
@@ -161,6 +168,7 @@ def ingest(
     deployment_id: str | None = None,
     bundled: bool = False,
     keys: Sequence[VerifyingKey] | None = None,
+    known_targets: set[str] | None = None,
 ) -> Ingested:
     """Check an upload's signature against the owner's keys and store it ``pending``.
 
@@ -175,6 +183,9 @@ def ingest(
     stored as the run's artifacts in the same transaction (see
     :mod:`playproof.service.runs.uploads`). ``keys``: the owner's registered
     keys when the caller read them already (None: read here).
+    ``known_targets``: names of targets this database is known to package (a
+    row in ``targets`` is never removed, so a name seen once stays true); a
+    name found is added to it.
     """
     unpacked = unpack(body, bundled=bundled)
     envelope = unpacked.envelope
@@ -189,7 +200,7 @@ def ingest(
         kind = failed.id if failed else "signature-valid"
         raise Problem(422, kind, named)
     deployment = _deployment_for(session, owner_id, record, deployment_id)
-    packaged = _packaged(session, record)
+    packaged = _packaged(session, record, known_targets)
     label = _label(record, deployment, packaged)
     if label is TrustLabel.EXTERNAL:
         raise Problem(
