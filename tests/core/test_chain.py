@@ -201,6 +201,40 @@ def test_chain_linker_extend_equals_linking_one_by_one(
     assert batch.extend(first + split, words[split:], costs[split:]) == one.head == batch.head
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["up", "down", "left"]),
+            st.sampled_from([None, 0.0, -0.0, 0.5, 1e21, 3, 3.0, 2**53 - 1]),
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+)
+def test_chain_linker_extend_across_chunks_and_cost_kinds_equals_linking_one_by_one(
+    raw: list[tuple[str, float | None]], one_cost: bool
+) -> None:
+    """Chunks of three: every chunk boundary, constant-cost chunks (keyed by word),
+    mixed ones (keyed by word and cost) and chunks with integer costs (not memoized)."""
+    from playproof.core import chain as chain_module
+
+    if one_cost and raw:
+        raw = [(word, raw[0][1]) for word, _ in raw]
+    start = genesis_hash("g", "0" * 64, "1" * 64, seed=5)
+    one = chain_module.ChainLinker(start)
+    for turn, (word, cost) in enumerate(raw, start=7):
+        one.link(turn, word, cost)
+    words, costs = [w for w, _ in raw], [c for _, c in raw]
+    chunked = chain_module.ChainLinker(start)
+    original = chain_module._LINK_CHUNK
+    chain_module._LINK_CHUNK = 3
+    try:
+        assert chunked.extend(7, words, costs) == one.head
+    finally:
+        chain_module._LINK_CHUNK = original
+    assert chain_module.ChainLinker(start).extend(7, words, costs) == one.head
+
+
 def test_chain_linker_extend_refuses_columns_of_different_lengths() -> None:
     from playproof.core.chain import ChainLinker
 

@@ -14,6 +14,7 @@ the signature stops deliberate ones.
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -48,6 +49,10 @@ _SURELY_BOUNDED = MAX_INPUT_BYTES // 4
 _SAFE_INTEGER = 2**53
 _MAX_PREFIXES = 4096
 """How many (input, cost) prefixes one ChainLinker remembers (a vocabulary is small)."""
+_LINK_CHUNK = 8192
+"""Decisions whose link bytes :meth:`ChainLinker.extend` prepares at once (bounded memory)."""
+_MEMO_TYPES = frozenset({float, type(None)})
+"""Costs that key the prefix memo safely (an int equals a float but is written otherwise)."""
 
 
 # RFC 8785 strings are JSON.stringify strings: the same escapes Python's encoder
@@ -205,8 +210,7 @@ class ChainLinker:
         key = (word, cost_usd) if cost_usd is None or type(cost_usd) is float else None
         prefix = self._prefixes.get(key) if key is not None else None
         if prefix is None:
-            cost = "null" if cost_usd is None else _number(cost_usd)
-            prefix = f'\n{{"cost_usd":{cost},"input":{_STRING(word)},"turn":'.encode()
+            prefix = _link_prefix(word, cost_usd)
             if key is not None and len(self._prefixes) < _MAX_PREFIXES:
                 self._prefixes[key] = prefix
         head = hashlib.sha256(b"%s%s%d}" % (self.head.encode("ascii"), prefix, turn)).hexdigest()
@@ -216,25 +220,51 @@ class ChainLinker:
     def extend(self, first_turn: int, words: Sequence[str], costs: Sequence[float | None]) -> str:
         """Link ``words[i]`` with ``costs[i]`` as turn ``first_turn + i``; return the new head.
 
-        The same heads as calling :meth:`link` once per decision, in one tight
-        loop (checking a long ledger links millions of decisions).
+        The same heads as calling :meth:`link` once per decision. Checking a
+        long ledger or record links millions of decisions, so the bytes of
+        each chunk's links are looked up and formatted by ``map`` first, and
+        the loop that remains only hashes.
         """
         if len(words) != len(costs):
             raise ValueError(f"{len(words)} inputs but {len(costs)} costs")
-        prefixes, sha256 = self._prefixes, hashlib.sha256
+        sha256, hexlify, back = hashlib.sha256, binascii.hexlify, b"%d}".__mod__
         head = self.head.encode("ascii")
-        turns = range(first_turn, first_turn + len(words))
-        for turn, word, cost in zip(turns, words, costs, strict=True):
-            key = (word, cost) if cost is None or type(cost) is float else None
-            prefix = prefixes.get(key) if key is not None else None
-            if prefix is None:
-                text = "null" if cost is None else _number(cost)
-                prefix = f'\n{{"cost_usd":{text},"input":{_STRING(word)},"turn":'.encode()
-                if key is not None and len(prefixes) < _MAX_PREFIXES:
-                    prefixes[key] = prefix
-            head = sha256(b"%s%s%d}" % (head, prefix, turn)).hexdigest().encode("ascii")
+        for start in range(0, len(words), _LINK_CHUNK):
+            stop = min(start + _LINK_CHUNK, len(words))
+            fronts = self._fronts(words[start:stop], costs[start:stop])
+            backs = list(map(back, range(first_turn + start, first_turn + stop)))
+            for front, tail in zip(fronts, backs, strict=True):
+                head = hexlify(sha256(head + front + tail).digest())
         self.head = head.decode("ascii")
         return self.head
+
+    def _fronts(self, words: Sequence[str], costs: Sequence[float | None]) -> list[bytes]:
+        """Each decision's link prefix, from the memo where its cost can key it."""
+        if not set(map(type, costs)) <= _MEMO_TYPES:
+            return [_link_prefix(word, cost) for word, cost in zip(words, costs, strict=True)]
+        distinct = set(costs)
+        if len(distinct) == 1:  # one cost throughout (a free or fixed-price agent): by word
+            cost = next(iter(distinct))
+            by_word = {word: self._memo(word, cost) for word in set(words)}
+            return list(map(by_word.__getitem__, words))
+        pairs = list(zip(words, costs, strict=True))
+        table = {key: self._memo(*key) for key in set(pairs)}
+        return list(map(table.__getitem__, pairs))
+
+    def _memo(self, word: str, cost: float | None) -> bytes:
+        key = (word, cost)
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            prefix = _link_prefix(word, cost)
+            if len(self._prefixes) < _MAX_PREFIXES:
+                self._prefixes[key] = prefix
+        return prefix
+
+
+def _link_prefix(word: str, cost_usd: float | None) -> bytes:
+    """The canonical bytes of a link that precede its turn number (from the newline on)."""
+    cost = "null" if cost_usd is None else _number(cost_usd)
+    return f'\n{{"cost_usd":{cost},"input":{_STRING(word)},"turn":'.encode()
 
 
 def chain_head(genesis: str, decisions: Iterable[Decision]) -> str:
