@@ -67,9 +67,9 @@ ROUNDS = 3
 """Every figure is measured this many times (a shared machine's speed drifts)."""
 INGEST_UPLOADS = 300
 INGEST_WARMUP = 10
-"""Uploads each ingest round's new server takes before the timed ones (PostgreSQL prepares a
-statement on its fifth use on a connection; the first 25 uploads to a new server took 40%
-longer there)."""
+"""Uploads each ingest round's new server takes before the timed ones (psycopg prepares a
+statement on its fifth use on a connection; on a new PostgreSQL database the first 25
+uploads took 40% longer than the next)."""
 CLIENTS = 8
 GETS_PER_CLIENT = 250
 REPLAY_BATCHES = (12, 60)
