@@ -23,6 +23,8 @@ from playproof.service.runs.routes import MAX_STATUS_WAIT_S
 from playproof.service.settings import ServiceSettings
 from playproof.sign import SigningKey
 
+from .conftest import calls_to
+
 Held = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
@@ -198,6 +200,33 @@ def test_an_upload_and_a_proof_read_cost_few_queries(
         assert [s for s in seen if s in ("SELECT", "INSERT", "UPDATE")] == ["SELECT"]
     finally:
         event.remove(engine, "before_cursor_execute", count)
+
+
+def test_a_long_poll_reads_the_run_once_or_twice_when_it_waited(
+    pending: tuple[TestClient, HeldExecutor, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.service.runs import routes
+
+    client, executor, _sessions, run_id = pending
+    reads = calls_to(monkeypatch, routes, "get_run", argument=1)
+
+    def release_once_read() -> None:  # the verdict comes while the poll waits
+        deadline = time.monotonic() + 10
+        while not reads and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        executor.release()
+
+    releaser = threading.Thread(target=release_once_read)
+    releaser.start()
+    waited = client.get(f"/api/v1/runs/{run_id}", params={"wait": 20})
+    releaser.join()
+    assert waited.json()["status"] == "verified"
+    assert reads == [run_id, run_id]  # pending (after the wait was registered), the verdict
+    reads.clear()
+    done = client.get(f"/api/v1/runs/{run_id}", params={"wait": 20})
+    assert done.json()["status"] == "verified"
+    assert reads == [run_id]  # finished already: answered from one read
 
 
 def test_a_wake_up_whose_verdict_was_not_stored_does_not_spin(

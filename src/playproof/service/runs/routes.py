@@ -185,15 +185,15 @@ async def run_status(
             check_run_read(run, viewer[0])
             return status_document(run)  # reads the envelope only for an unknown stop reason
 
-    document = await run_in_threadpool(read)
-    if wait > 0 and document.status == "pending":
-        latest = document
+    if wait <= 0:
+        return await run_in_threadpool(read)
+    found: list[RunStatusDocument] = []
 
-        async def still_pending() -> bool:
-            nonlocal latest
-            latest = await run_in_threadpool(read)
-            return latest.status == "pending"
+    async def still_pending() -> bool:
+        found.append(await run_in_threadpool(read))
+        return found[-1].status == "pending"
 
-        await state.queue.settled(run_id, wait, still_pending)
-        document = latest
-    return document
+    # The first read comes after the wait is registered (so no verdict stored in
+    # between is missed): a long poll costs one read, or two when it waited.
+    await state.queue.settled(run_id, wait, still_pending)
+    return found[-1]

@@ -278,6 +278,10 @@ def ingest(
     return Ingested(stored, created=created, record=record, job=job)
 
 
+_NO_ENVELOPE = (defer(Run.envelope),)
+"""Built once: a loader option costs more to build than to apply."""
+
+
 def get_run(session: Session, run_id: str, *, envelope: bool = True) -> Run:
     """The run with this id; a 404 problem when there is none.
 
@@ -286,7 +290,7 @@ def get_run(session: Session, run_id: str, *, envelope: bool = True) -> Run:
     """
     # Ids are 32 lowercase hex digits; anything else (a NUL byte, a megabyte)
     # is unknown without asking the database, which may refuse it loudly.
-    options = () if envelope else (defer(Run.envelope),)
+    options = () if envelope else _NO_ENVELOPE
     run = session.get(Run, run_id, options=options) if RUN_ID.fullmatch(run_id) else None
     if run is None:
         raise Problem(404, "unknown-run", f"no run with id {run_id[:64]!r}")
@@ -356,9 +360,7 @@ def finish_run(
                 # The row as the update left it (the update bypassed any loaded object),
                 # read once for both; the envelope only if rendering asks for it.
                 session.flush()
-                run = session.get(
-                    Run, run_id, populate_existing=True, options=(defer(Run.envelope),)
-                )
+                run = session.get(Run, run_id, populate_existing=True, options=_NO_ENVELOPE)
                 assert run is not None
                 if logged:
                     append_verified(session, run_id, run.record_digest)
