@@ -52,7 +52,8 @@ _MAX_PREFIXES = 4096
 _LINK_CHUNK = 8192
 """Decisions whose link bytes :meth:`ChainLinker.extend` prepares at once (bounded memory)."""
 _MEMO_TYPES = frozenset({float, type(None)})
-"""Costs that key the prefix memo safely (an int equals a float but is written otherwise)."""
+"""Costs that key the prefix memo safely (an int equals a float as a key but may be written
+otherwise)."""
 
 
 # RFC 8785 strings are JSON.stringify strings: the same escapes Python's encoder
