@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from playproof.errors import ServiceError
@@ -70,14 +70,18 @@ def link_artifacts(session: Session, run_id: str, artifacts: Iterable[ArtifactBy
     return linked
 
 
+_RUN_ARTIFACTS = (
+    select(RunArtifact.role, Artifact.digest, Artifact.size, Artifact.media_type)
+    .join(Artifact, Artifact.digest == RunArtifact.digest)
+    .where(RunArtifact.run_id == bindparam("run_id"))
+    .order_by(RunArtifact.role)
+)
+"""Built once: every proof document a verdict stores reads it."""
+
+
 def run_artifacts(session: Session, run_id: str) -> list[ArtifactMeta]:
     """The public metadata of the run's artifacts, by role."""
-    rows = session.execute(
-        select(RunArtifact.role, Artifact.digest, Artifact.size, Artifact.media_type)
-        .join(Artifact, Artifact.digest == RunArtifact.digest)
-        .where(RunArtifact.run_id == run_id)
-        .order_by(RunArtifact.role)
-    ).all()
+    rows = session.execute(_RUN_ARTIFACTS, {"run_id": run_id}).all()
     return [ArtifactMeta(role=r, digest=d, size=s, media_type=m) for r, d, s, m in rows]
 
 

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, defer
 
@@ -310,6 +310,30 @@ MAX_APPEND_ATTEMPTS = 8
 """How often storing a verdict is retried when another process took the same log index."""
 
 
+_RUNS: Table = Run.__table__  # type: ignore[assignment]
+# Statements on the table (not the mapped class) are built once and skip the ORM's
+# bulk-update bookkeeping: storing a verdict is on the path of every replay.
+_FINISH = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("run_id"), _RUNS.c.status == RunStatus.PENDING.value)
+    .values(
+        status=bindparam("new_status"),
+        report=bindparam("new_report"),
+        finished_at=bindparam("new_finished_at"),
+    )
+)
+_FINISH_SCORED = _FINISH.values(
+    earned=bindparam("new_earned"),
+    earnable=bindparam("new_earnable"),
+    score_ratio=bindparam("new_score_ratio"),
+)
+_STORE_PROOF = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("run_id"))
+    .values(proof_document=bindparam("document"), proof_key=bindparam("key"))
+)
+
+
 def finish_run(
     session: Session,
     run_id: str,
@@ -340,17 +364,16 @@ def finish_run(
         if score is not None
         else {}
     )
+    values = {
+        "run_id": run_id,
+        "new_status": status.value,
+        "new_report": report.model_dump_json(),
+        "new_finished_at": utc_now(),
+        **{f"new_{name}": value for name, value in scored.items()},
+    }
+    statement = _FINISH_SCORED if scored else _FINISH
     for attempt in range(MAX_APPEND_ATTEMPTS):
-        result = session.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.status == RunStatus.PENDING.value)
-            .values(
-                status=status.value,
-                report=report.model_dump_json(),
-                finished_at=utc_now(),
-                **scored,
-            )
-        )
+        result = session.execute(statement, values)
         changed = bool(getattr(result, "rowcount", 0))
         try:
             if changed and artifacts:
@@ -388,9 +411,7 @@ def _store_rendered(
         rendered = None
     if rendered is not None:
         document, key = rendered
-        session.execute(
-            update(Run).where(Run.id == run.id).values(proof_document=document, proof_key=key)
-        )
+        session.execute(_STORE_PROOF, {"run_id": run.id, "document": document, "key": key})
 
 
 MAX_REPLAY_ATTEMPTS = 3
