@@ -94,6 +94,9 @@ def _record(**changes: Any) -> dict[str, Any]:
 def test_a_consistent_record_with_variants_reads() -> None:
     record = GradeRecord.model_validate(_record())
     assert record.variants[0].case_id == "a"
+    assert record.sandbox is None  # as in a record written before the layout was kept
+    layout = GradeRecord.model_validate(_record(isolation="bubblewrap", sandbox="per-process"))
+    assert layout.sandbox == "per-process"
 
 
 @pytest.mark.parametrize(
@@ -112,6 +115,8 @@ def test_a_consistent_record_with_variants_reads() -> None:
             {"variants": [{"case_id": "a", "kind": "other", "sha256": SHA, "passed": True}]},
             "kind",
         ),
+        ({"sandbox": "per-slot"}, "under rlimits names a per-slot sandbox"),
+        ({"isolation": "bubblewrap", "sandbox": "shared"}, "sandbox"),
     ],
 )
 def test_a_record_whose_variants_do_not_follow_its_results_is_refused(

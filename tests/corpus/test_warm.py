@@ -176,3 +176,51 @@ def test_a_case_that_fails_to_start_gets_the_next_one_a_new_sandbox(
             case.discard()
     finally:
         jail.close()
+
+
+# Says hello, then kills itself with SIGKILL at the first request.
+SELF_KILLED = (
+    "/bin/sh",
+    "-c",
+    'read -r line; echo "OK playproof-corpus/1 sh"; read -r line; kill -KILL $$',
+)
+
+
+@needs_warm
+@pytest.mark.parametrize("warm", [True, False])
+def test_a_killed_crash_names_the_same_status_in_either_jail(subset: Any, warm: bool) -> None:
+    """A crash by a signal reads as a shell reports it (128 + N) in either jail."""
+    from playproof.corpus import CandidateSpec
+
+    corpus = load_corpus(subset.manifest, subset.roms)
+    candidate = CandidateSpec(command=SELF_KILLED)
+    outcome = run_corpus(corpus, candidate, jobs=1, limits=QUICK, warm=warm)
+    assert outcome.sandbox == ("per-slot" if warm else "per-process")
+    assert [o.outcome for o in outcome.observations] == ["crash"] * len(subset.manifest.cases)
+    assert all(o.detail.endswith("(exit status 137)") for o in outcome.observations)
+    _no_jail_processes_left()
+
+
+def test_shell_status_maps_a_signal_as_a_shell_does() -> None:
+    from playproof.corpus._runner import shell_status
+
+    assert [shell_status(code) for code in (-9, -11, 0, 3, 137)] == [137, 139, 0, 3, 137]
+
+
+@needs_warm
+@pytest.mark.parametrize(("fresh", "layout"), [(False, "per-slot"), (True, "per-process")])
+def test_the_grade_records_its_sandbox_layout(subset: Any, fresh: bool, layout: str) -> None:
+    from playproof.corpus import CandidateSpec, grade_candidate
+
+    corpus = load_corpus(subset.manifest, subset.roms)
+
+    run = grade_candidate(
+        corpus,
+        subset.answers,
+        CandidateSpec(command=SELF_KILLED),
+        jobs=1,
+        limits=QUICK,
+        warm=not fresh,
+    )
+    assert run.record.isolation == "bubblewrap"
+    assert run.record.sandbox == layout

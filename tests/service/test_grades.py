@@ -21,7 +21,9 @@ from playproof.sign import SigningKey
 from .conftest import VERDICT_WAIT_S, Service
 
 
-def _record(corpus_id: str = "my-corpus", digest: str = "a" * 64, cases: Any = None) -> GradeRecord:
+def _record(
+    corpus_id: str = "my-corpus", digest: str = "a" * 64, cases: Any = None, **fields: Any
+) -> GradeRecord:
     ids = cases if cases is not None else ["one", "two"]
     results = [CaseResult(case_id=c, passed=i == 0, reason="ok") for i, c in enumerate(ids)]
     return GradeRecord(
@@ -29,13 +31,13 @@ def _record(corpus_id: str = "my-corpus", digest: str = "a" * 64, cases: Any = N
         corpus_version="1",
         corpus_digest=digest,
         candidate=CandidatePin(command=["/secret/path/candidate"], build_digest="b" * 64),
-        isolation="rlimits",
         limits={"cpu_seconds": 1.0},
         results=results,
         passed=1,
         denominator=len(results),
         started_at=datetime(2026, 1, 1, tzinfo=UTC),
         finished_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+        **({"isolation": "rlimits"} | fields),
     )
 
 
@@ -58,7 +60,7 @@ def test_a_grade_record_is_verified_and_its_proof_matches_verify_grade(
     service: Service, signer: SigningKey
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
-    body = sign_grade(_record(), signer).to_bytes()
+    body = sign_grade(_record(isolation="bubblewrap", sandbox="per-slot"), signer).to_bytes()
     accepted = _post(service, body, token)
     assert accepted.status_code == 202, accepted.text
     grade_id = accepted.json()["id"]
@@ -72,6 +74,7 @@ def test_a_grade_record_is_verified_and_its_proof_matches_verify_grade(
     ]
     assert proof["record"]["passed"] == 1
     assert proof["record"]["denominator"] == 2
+    assert (proof["record"]["isolation"], proof["record"]["sandbox"]) == ("bubblewrap", "per-slot")
     assert proof["signer_key_id"] == signer.key_id
     assert "/secret/path" not in json.dumps(proof)  # the candidate's command line stays private
 

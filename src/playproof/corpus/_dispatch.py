@@ -19,7 +19,7 @@ from concurrent.futures import Executor, Future, as_completed
 from dataclasses import dataclass
 from time import monotonic
 
-from playproof.corpus._jail import Isolation, IsolationChoice, JailLimits
+from playproof.corpus._jail import Isolation, IsolationChoice, JailLimits, Sandbox
 from playproof.corpus._manifest import Corpus, CorpusCase
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
 from playproof.errors import RunError
@@ -29,10 +29,11 @@ __all__ = ["CaseGroupResult", "case_groups", "run_case_group", "run_corpus_on"]
 
 @dataclass(frozen=True)
 class CaseGroupResult:
-    """What one task sends back: its cases' observations and the isolation they ran under."""
+    """What one task sends back: its cases' observations, the isolation and sandbox layout."""
 
     observations: tuple[CaseObservation, ...]
     isolation: Isolation
+    sandbox: Sandbox | None = None
 
 
 def case_groups(corpus: Corpus, cases_per_process: int) -> list[tuple[CorpusCase, ...]]:
@@ -65,7 +66,7 @@ def run_case_group(
         limits=limits,
         isolation=isolation,
     )
-    return CaseGroupResult(tuple(outcome.observations), outcome.isolation)
+    return CaseGroupResult(tuple(outcome.observations), outcome.isolation, outcome.sandbox)
 
 
 def run_corpus_on(
@@ -97,10 +98,12 @@ def run_corpus_on(
     }
     found: dict[str, CaseObservation] = {}
     isolations: set[Isolation] = set()
+    sandboxes: set[Sandbox | None] = set()
     try:
         for done in as_completed(futures):
             result = done.result()
             isolations.add(result.isolation)
+            sandboxes.add(result.sandbox)
             for observation in result.observations:
                 found[observation.case_id] = observation
                 if on_case is not None:
@@ -121,4 +124,6 @@ def run_corpus_on(
         observations=[found[case.id] for case in corpus.manifest.cases],
         isolation=isolations.pop(),
         wall_seconds=monotonic() - started,
+        # Mixed layouts (not made today: a task is one group) are recorded as the weaker one.
+        sandbox="per-slot" if "per-slot" in sandboxes else sandboxes.pop(),
     )

@@ -266,6 +266,7 @@ def grade_candidate(
         trust=trust,
         variants=pins,
         variant_seed_sha256=variants.seed_sha256 if variants and variants.per_case else None,
+        sandbox=outcome.sandbox,
     )
     return GradingRun(
         record=record, grade=result, observations=outcome.observations, outcome=outcome

@@ -45,6 +45,7 @@ __all__ = [
     "JAIL_UID_BASE",
     "Isolation",
     "IsolationChoice",
+    "Sandbox",
     "JailLimits",
     "JailSpec",
     "JailedProcess",
@@ -61,6 +62,9 @@ __all__ = [
 Isolation = Literal["bubblewrap", "rlimits"]
 """What a case actually ran under; recorded in every grade."""
 IsolationChoice = Literal["auto", "bubblewrap", "rlimits"]
+Sandbox = Literal["per-process", "per-slot"]
+"""How a bubblewrap grading laid its sandboxes out: a new one for every candidate process,
+or one per grading slot with each process in namespaces and a uid of its own (the warm jail)."""
 
 JAIL_UID_BASE = 61000
 """When root, jail lane ``n`` runs candidates as uid/gid ``JAIL_UID_BASE + n``.

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from playproof.core.canonical import validate_strict
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.corpus._grader import CaseResult, Grade
-from playproof.corpus._jail import Isolation, JailLimits
+from playproof.corpus._jail import Isolation, JailLimits, Sandbox
 from playproof.corpus._manifest import CorpusManifest
 from playproof.corpus._trust import CorpusClaim, CorpusTrust, Trust
 from playproof.corpus._variants import VariantPin
@@ -67,6 +67,10 @@ class GradeRecord(BaseModel):
     corpus_digest: Sha256
     candidate: CandidatePin
     isolation: Isolation
+    sandbox: Sandbox | None = None
+    """Under bubblewrap: ``per-process`` (a new sandbox for every candidate process) or
+    ``per-slot`` (the warm jail: one sandbox per grading slot, each process in namespaces and
+    a uid of its own). None under rlimits, and in records written before it was kept."""
     limits: dict[str, float]
     cases_per_process: Annotated[int, Field(ge=1)] = 1
     """How many cases one candidate process served (groups fixed by the manifest)."""
@@ -98,6 +102,8 @@ class GradeRecord(BaseModel):
             raise ValueError(f"passed {self.passed} does not count the passing results")
         if self.reward != (self.passed if self.trust == "trusted" else 0):
             raise ValueError(f"reward {self.reward} on a {self.trust} grade of {self.passed}")
+        if self.isolation == "rlimits" and self.sandbox is not None:
+            raise ValueError(f"a grade under rlimits names a {self.sandbox} sandbox")
         if (self.trust == "trusted") != (self.controller_key is not None):
             raise ValueError("a trusted grade names its controller key, an untrusted one none")
         _variants_follow_results(self)
@@ -137,6 +143,7 @@ def grade_record(
     trust: CorpusTrust | None = None,
     variants: tuple[VariantPin, ...] = (),
     variant_seed_sha256: str | None = None,
+    sandbox: Sandbox | None = None,
 ) -> GradeRecord:
     """The record of grading ``candidate`` on ``manifest`` (untrusted unless ``trust`` says)."""
     from importlib.metadata import version
@@ -148,6 +155,7 @@ def grade_record(
         corpus_digest=manifest.digest,
         candidate=candidate,
         isolation=isolation,
+        sandbox=sandbox,
         limits={
             "cpu_seconds": limits.cpu_seconds,
             "address_space_bytes": limits.address_space_bytes,

@@ -33,6 +33,7 @@ from playproof.corpus._jail import (
     JailedProcess,
     JailLimits,
     JailSpec,
+    Sandbox,
     check_reachable,
     launch,
     reserve_lanes,
@@ -63,6 +64,7 @@ __all__ = [
     "Outcome",
     "RunOutcome",
     "run_corpus",
+    "shell_status",
 ]
 
 MAX_SERIAL_BYTES = 65536
@@ -121,13 +123,24 @@ class CandidateSpec:
     interpreter or libraries unless ``grader`` (the reference candidate only)."""
 
 
+def shell_status(returncode: int) -> int:
+    """An exit status as a shell reports it: 128 + N for a process that signal N ended.
+
+    A new sandbox's process reports a kill as ``Popen`` does (-N) and a warm
+    jail's as its shell does (128 + N); a crash names the same number in both.
+    """
+    return 128 - returncode if returncode < 0 else returncode
+
+
 @dataclass(frozen=True)
 class RunOutcome:
-    """Every case's observation (manifest order) and the isolation used."""
+    """Every case's observation (manifest order), the isolation used and its sandbox layout."""
 
     observations: list[CaseObservation]
     isolation: Isolation
     wall_seconds: float
+    sandbox: Sandbox | None = None
+    """None under rlimits (no sandbox at all)."""
 
 
 def _regs(text: str) -> dict[str, int]:
@@ -346,7 +359,7 @@ class _Slot:
             jailed.stop()
             status = jailed.process.returncode
             if outcome == "crash" and status is not None:
-                detail += f" (exit status {status})"
+                detail += f" (exit status {shell_status(status)})"
             tail = _stderr_tail(jailed)
             jailed.discard()
         elif self.current is not None and last:
@@ -472,4 +485,5 @@ def run_corpus(
         observations=[found[case.id] for case in cases],
         isolation=chosen,
         wall_seconds=time.monotonic() - started,
+        sandbox=None if chosen == "rlimits" else "per-slot" if use_warm else "per-process",
     )

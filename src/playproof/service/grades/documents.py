@@ -36,6 +36,8 @@ class GradeDocument(_Public):
     corpus_digest: str
     candidate_build_digest: str
     isolation: str
+    sandbox: str | None
+    """``per-process`` or ``per-slot`` under bubblewrap; null under rlimits or when not kept."""
     passed: int
     denominator: int
     started_at: datetime

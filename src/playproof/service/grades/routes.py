@@ -59,6 +59,7 @@ def _record(grade: Grade) -> GradeDocument | None:
         corpus_digest=record.corpus_digest,
         candidate_build_digest=record.candidate.build_digest,
         isolation=str(record.isolation),
+        sandbox=record.sandbox,
         passed=record.passed,
         denominator=record.denominator,
         started_at=as_utc(record.started_at),

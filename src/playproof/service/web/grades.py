@@ -96,6 +96,10 @@ class HistoryStep:
     current: bool
 
 
+_LAYOUTS = {"per-slot": ", one sandbox per slot", "per-process": ", a sandbox per process"}
+"""How a grade page says which sandbox layout a bubblewrap grading had."""
+
+
 @dataclass(frozen=True)
 class GradeView:
     """Everything a grade's page shows."""
@@ -243,7 +247,7 @@ def grade_view(session: Session, grade: Grade) -> GradeView | None:
         corpus_digest=record.corpus_digest,
         manifest_known=known is not None,
         build_digest=record.candidate.build_digest,
-        isolation=str(record.isolation),
+        isolation=str(record.isolation) + _LAYOUTS.get(record.sandbox or "", ""),
         trust=record.trust,
         reward=record.reward,
         passed=record.passed,
