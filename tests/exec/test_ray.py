@@ -301,8 +301,9 @@ def _chip8(
 
 
 def _same_but_time(record: GradeRecord) -> dict[str, Any]:
-    """A grade record's fields apart from when it ran (the only fields two gradings differ in)."""
-    return record.model_dump(mode="json", exclude={"started_at", "finished_at"})
+    """A grade record's fields apart from when it ran and its sandbox layout (the only fields
+    a local and a cluster grading differ in)."""
+    return record.model_dump(mode="json", exclude={"started_at", "finished_at", "sandbox"})
 
 
 def test_corpus_grading_on_ray_equals_the_local_pool_one_task_per_case(cluster: str) -> None:
@@ -319,6 +320,10 @@ def test_corpus_grading_on_ray_equals_the_local_pool_one_task_per_case(cluster: 
     finally:
         executor.shutdown()
     assert on_ray.record.isolation == local.record.isolation == "bubblewrap"
+    # A task is one group of cases, so on Ray each process gets a new sandbox; locally a slot
+    # that starts several processes keeps a warm one (as root).
+    assert on_ray.record.sandbox == "per-process"
+    assert local.record.sandbox == ("per-slot" if os.geteuid() == 0 else "per-process")
     assert on_ray.grade.passed == on_ray.grade.denominator == len(corpus.manifest.cases)
     assert on_ray.record.variants  # the variants ran too, and the reference beside them
     assert _same_but_time(on_ray.record) == _same_but_time(local.record)
