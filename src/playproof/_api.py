@@ -38,7 +38,7 @@ from playproof.engine import (
     play,
     run_campaign,
 )
-from playproof.errors import TargetError
+from playproof.errors import PlayproofError, TargetError
 from playproof.sign import SigningKey, VerifyingKey, verify_envelope
 from playproof.targets import (
     Target,
@@ -279,10 +279,18 @@ def verify_record(
         return VerificationReport.from_checks(
             [CheckResult(id="record-well-formed", passed=False, reason=why)]
         )
-    if parsed.target.verification_mode is VerificationMode.PLATFORM_ATTESTED:
+    mode = parsed.target.verification_mode
+    if mode is not VerificationMode.REPLAY:
+        # The verifier's target decides how a record may be verified, never the record:
+        # one that names a target (or is checked against one) must be in a mode it declares.
+        refused = _undeclared_mode(parsed, target, contract, worker, game)
+        if refused is not None:
+            return refused
+    if mode is VerificationMode.PLATFORM_ATTESTED:
         # The record pins its own evidence (the providers' responses); no game is opened.
-        return attest_receipts(parsed)
-    if parsed.target.verification_mode is VerificationMode.TRUSTED_RECORDER:
+        # A receipts spec is no packaged target: never calibrated.
+        return _as_verified(attest_receipts(parsed), parsed.target.name or parsed.target.game_id)
+    if mode is VerificationMode.TRUSTED_RECORDER:
         return _verify_transcript(parsed, target, contract, transcript, recorder_keys)
     if game is not None and contract is not None:
         return attest(parsed, game, contract)
@@ -309,7 +317,7 @@ def verify_record(
             calibrated=parsed.target.calibrated,
         )
     try:
-        return attest(
+        report = attest(
             parsed,
             opened,
             resolved.contract,
@@ -318,6 +326,84 @@ def verify_record(
         )
     finally:
         opened.close()
+    return _as_verified(report, resolved.name, calibrated=resolved.calibrated)
+
+
+def _as_verified(
+    report: VerificationReport, name: str, *, calibrated: bool = False
+) -> VerificationReport:
+    """``report`` naming the target as the verifier resolved it, not as the record says.
+
+    A record's own ``calibrated`` flag and target name are claims: the label a
+    report carries (and a listing shows) is the verifier's.
+    """
+    label = name if calibrated else f"{name} (uncalibrated)"
+    return report.model_copy(update={"target": label, "calibrated": calibrated})
+
+
+def _declared_modes(resolved: Target, worker: bool | None) -> tuple[VerificationMode, ...]:
+    """The verification modes ``resolved``'s platform declares.
+
+    An ad-hoc spec's family decides (``desktop:`` programs are verified from
+    their transcript, every other family by replay); a registry target's game
+    is opened and its descriptor asked.
+    """
+    if resolved.adhoc is not None:
+        family = adhoc_family(resolved.adhoc)
+        return (
+            (VerificationMode.TRUSTED_RECORDER,)
+            if family == "desktop"
+            else (VerificationMode.REPLAY,)
+        )
+    opened = resolved.open(worker=worker)
+    try:
+        return tuple(opened.descriptor.platform.modes)
+    finally:
+        opened.close()
+
+
+def _undeclared_mode(
+    record: RunRecord,
+    target: str | Target | None,
+    contract: Contract | None,
+    worker: bool | None,
+    game: Game | None,
+) -> VerificationReport | None:
+    """A refusal when the game or target in play (given, else named by the record) lacks
+    the record's mode."""
+    name = target if target is not None else record.target.name
+    if game is not None:
+        name = game.descriptor.id
+    if name is None:
+        return None  # the record carries its own spec (receipts): its mode is the spec's
+    mode = record.target.verification_mode
+    label = name if isinstance(name, str) else name.name
+    try:
+        if game is not None:
+            declared: tuple[VerificationMode, ...] = tuple(game.descriptor.platform.modes)
+        elif isinstance(name, str) and adhoc_family(name) == "desktop":
+            declared = (VerificationMode.TRUSTED_RECORDER,)
+        elif isinstance(name, str) and adhoc_family(name) is not None:
+            declared = (VerificationMode.REPLAY,)
+        else:
+            declared = _declared_modes(resolve_target(name, contract), worker)
+    except (TargetError, PlayproofError) as exc:
+        reason = str(exc)
+    else:
+        if mode in declared:
+            return None
+        words = ", ".join(m.value for m in declared)
+        reason = f"{label[:128]} declares {words}; the record asks to be verified {mode.value}"
+    return VerificationReport.from_checks(
+        [
+            CheckResult(
+                id="record-well-formed", passed=True, reason="record is a validated RunRecord"
+            ),
+            CheckResult(id="mode-supported", passed=False, reason=reason),
+        ],
+        target=f"{label[:128]} (uncalibrated)",
+        calibrated=False,
+    )
 
 
 def _verify_transcript(
@@ -327,25 +413,39 @@ def _verify_transcript(
     transcript: bytes | None,
     keys: Sequence[VerifyingKey],
 ) -> VerificationReport:
-    """A trusted-recorder record, verified from its transcript (the game is not opened)."""
-    if contract is None:
-        name = target if target is not None else record.target.name
-        try:
-            if name is None or (isinstance(name, str) and adhoc_family(name) is not None):
+    """A trusted-recorder record, verified from its transcript (the game is not opened).
+
+    Against a registry target (one whose platform declares the mode, checked
+    before), the record must pin that target's build, whatever its transcript says.
+    """
+    name = target if target is not None else record.target.name
+    label = record.target.game_id if name is None else name if isinstance(name, str) else name.name
+    calibrated = False
+    try:
+        if name is None or (isinstance(name, str) and adhoc_family(name) is not None):
+            if contract is None:
                 raise TargetError(
                     "a trusted-recorder record of an ad-hoc target is verified against your "
                     "copy of its contract: pass --contract FILE"
                 )
-            contract = resolve_target(name).contract
-        except TargetError as exc:
-            return VerificationReport.from_checks(
-                [CheckResult(id="target-pinned", passed=False, reason=str(exc))],
-                target=record.target.label,
-                calibrated=record.target.calibrated,
-            )
-    return verify_by_mode(
+        else:
+            resolved = resolve_target(name, contract)
+            contract, calibrated = resolved.contract, resolved.calibrated
+            if resolved.adhoc is None and record.target.build_digest != resolved.spec.build_digest:
+                raise TargetError(
+                    f"the record pins build {record.target.build_digest[:12]}, "
+                    f"{resolved.name} is build {resolved.spec.build_digest[:12]}"
+                )
+    except TargetError as exc:
+        return VerificationReport.from_checks(
+            [CheckResult(id="target-pinned", passed=False, reason=str(exc))],
+            target=f"{label[:128]} (uncalibrated)",
+            calibrated=False,
+        )
+    report = verify_by_mode(
         record, contract, VerificationInputs(transcript=transcript, trusted_keys=tuple(keys))
     )
+    return _as_verified(report, label, calibrated=calibrated)
 
 
 def verify_signed(

@@ -231,19 +231,19 @@ def test_a_target_seen_packaged_is_not_looked_up_again(
 
     token = service.owner("alice", (signer.verifying_key,))
     state = service.client.app.state.service
-    assert state.packaged_targets == set()
+    assert state.packaged_targets == {}
     service.upload_verified(signer, record_2048, token)
-    assert state.packaged_targets == {record_2048.target.name}
+    assert state.packaged_targets == {record_2048.target.name: True}
 
     class NoQueries:
         def get(self, *_args: object, **_kwargs: object) -> None:
             raise AssertionError("the targets table was asked again")
 
-    known = set(state.packaged_targets)
-    assert _packaged(NoQueries(), record_2048, known)  # type: ignore[arg-type]
+    known = dict(state.packaged_targets)
+    assert _packaged(NoQueries(), record_2048, known) is True  # type: ignore[arg-type]
     with service.sessions() as session:  # a name the table lacks is not remembered
         unknown = RunRecord.model_validate(
             {**record_2048.to_json(), "target": {**record_2048.to_json()["target"], "name": "x/y"}}
         )
-        assert not _packaged(session, unknown, known)
-    assert known == {record_2048.target.name}
+        assert _packaged(session, unknown, known) is None
+    assert known == {record_2048.target.name: True}

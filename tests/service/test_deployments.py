@@ -68,6 +68,25 @@ def test_an_uncalibrated_run_is_read_by_its_owner_only(
     proof = service.client.get(f"/api/v1/verifier/runs/{run_id}", headers=_auth(owner)).json()
     assert proof["lineage"]["trust_label"] == CUSTOMIZED
     assert proof["lineage"]["calibrated"] is False
+
+
+def test_a_record_cannot_call_a_target_the_registry_did_not_calibrate_calibrated(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    """The label follows the service's targets table, not the record's ``calibrated`` flag."""
+    from playproof.service.deployments.models import Target
+
+    with service.sessions() as session:
+        row = session.get(Target, "native/2048")
+        assert row is not None
+        row.calibrated, row.calibration = False, "uncalibrated"
+        session.commit()
+    owner = service.owner("alice", (signer.verifying_key,))
+    accepted = service.upload(_signed(record_2048, signer, calibrated=True), owner)
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json()["trust_label"] == CUSTOMIZED
+    run_id = accepted.json()["id"]
+    assert service.client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 401
     # Verified and logged, yet never on the public board.
     assert service.client.get("/api/v1/leaderboards/native/2048").json()["rows"] == []
 

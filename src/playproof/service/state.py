@@ -35,8 +35,9 @@ class ServiceState:
     log_key: SigningKey | None
     log_cache: LogCache = field(default_factory=LogCache)
     proof_cache: ProofCache = field(default_factory=ProofCache)
-    packaged_targets: set[str] = field(default_factory=set)
-    """Targets the database is known to package: a row in ``targets`` is never removed."""
+    packaged_targets: dict[str, bool] = field(default_factory=dict)
+    """Targets the database is known to package, with whether each is calibrated (a row in
+    ``targets`` is never removed, and is refreshed only when the service starts)."""
 
 
 def service_state(request: Request) -> ServiceState:

@@ -105,19 +105,25 @@ class Ingested:
         self.job = job if created else None
 
 
-def _packaged(session: Session, record: RunRecord, known: set[str] | None) -> bool:
+def _packaged(session: Session, record: RunRecord, known: dict[str, bool] | None) -> bool | None:
+    """None when the record's target is not packaged, else whether the registry calibrated it.
+
+    The calibration is the service's own (the targets table), never the record's word.
+    """
     name = record.target.name
     if name is None or len(name) > 128:
-        return False
+        return None
     if known is not None and name in known:
-        return True
-    found = session.get(Target, name) is not None
-    if found and known is not None:
-        known.add(name)  # targets are never removed from the table (sync_targets)
-    return found
+        return known[name]
+    row = session.get(Target, name)
+    if row is None:
+        return None
+    if known is not None:
+        known[name] = row.calibrated  # targets are never removed from the table (sync_targets)
+    return row.calibrated
 
 
-def _label(record: RunRecord, deployment: Deployment | None, packaged: bool) -> TrustLabel:
+def _label(record: RunRecord, deployment: Deployment | None, packaged: bool | None) -> TrustLabel:
     target = record.target
     if target.verification_mode is not VerificationMode.REPLAY:
         # Verified from a transcript or pinned receipts, not replayed: never ranked beside
@@ -125,8 +131,9 @@ def _label(record: RunRecord, deployment: Deployment | None, packaged: bool) -> 
         return TrustLabel.CUSTOMIZED
     label = label_for_target(
         named=target.name is not None,
-        packaged=packaged,
-        calibrated=target.calibrated,
+        packaged=packaged is not None,
+        # The registry's calibration; a record that says its own contract was not is believed.
+        calibrated=bool(packaged) and target.calibrated is not False,
     )
     if label is TrustLabel.CANONICAL and deployment is not None:
         return TrustLabel(deployment.trust_label)
@@ -168,7 +175,7 @@ def ingest(
     deployment_id: str | None = None,
     bundled: bool = False,
     keys: Sequence[VerifyingKey] | None = None,
-    known_targets: set[str] | None = None,
+    known_targets: dict[str, bool] | None = None,
 ) -> Ingested:
     """Check an upload's signature against the owner's keys and store it ``pending``.
 
@@ -183,9 +190,9 @@ def ingest(
     stored as the run's artifacts in the same transaction (see
     :mod:`playproof.service.runs.uploads`). ``keys``: the owner's registered
     keys when the caller read them already (None: read here).
-    ``known_targets``: names of targets this database is known to package (a
-    row in ``targets`` is never removed, so a name seen once stays true); a
-    name found is added to it.
+    ``known_targets``: targets this database is known to package, by name, with
+    the registry's calibration (a row in ``targets`` is never removed, so a
+    name seen once stays packaged); a name found is added to it.
     """
     unpacked = unpack(body, bundled=bundled)
     envelope = unpacked.envelope
@@ -208,7 +215,7 @@ def ingest(
             label.value,
             f"{label.value}: the record names no target, so the service cannot replay it",
         )
-    extras = side_artifacts(unpacked, record, packaged)
+    extras = side_artifacts(unpacked, record, packaged is not None)
     # ``subjects-match`` passed: this subject is the digest of the record as received.
     record_digest = next(
         (s.digest.get("sha256", "") for s in statement.subject if s.name == RUN_RECORD_SUBJECT), ""
