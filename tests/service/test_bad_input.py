@@ -217,6 +217,60 @@ def test_an_oversized_deployment_body_is_413(service: Service, token: str) -> No
     assert_problem(response, 413)
 
 
+def _streamed(body: bytes) -> Iterator[bytes]:
+    """``body`` in 4 KiB chunks (no Content-Length: chunked)."""
+    for at in range(0, len(body), 4096):
+        yield body[at : at + 4096]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/deployments", "/api/v1/challenges"])
+@pytest.mark.parametrize("signed_in", [True, False])
+def test_a_chunked_body_past_the_bound_is_413_and_nothing_is_stored(
+    service: Service, token: str, path: str, signed_in: bool
+) -> None:
+    """A body with no declared length is counted as it streams and cut off at the bound."""
+    body = b'{"target": "native/2048", "configuration": {"a": "' + b"x" * (8 << 20) + b'"}}'
+    headers = {"Content-Type": "application/json"}
+    if signed_in:
+        headers["Authorization"] = f"Bearer {token}"
+    response = service.client.post(path, content=_streamed(body), headers=headers)
+    assert_problem(response, 413)
+    listed = service.client.get("/api/v1/deployments", headers={"Authorization": f"Bearer {token}"})
+    assert "xxxx" not in listed.text
+
+
+def test_a_chunked_body_within_the_bound_is_taken(service: Service, token: str) -> None:
+    body = b'{"target": "native/2048"}'
+    response = service.client.post(
+        "/api/v1/deployments",
+        content=_streamed(body),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 201, response.text
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs", "/api/v1/grades", "/api/v1/deployments"])
+@pytest.mark.parametrize("length", ["\N{SUPERSCRIPT TWO}", "-1", "1e3", " 12"])
+def test_a_content_length_that_is_no_ascii_number_is_a_400(
+    service: Service, token: str, path: str, length: str
+) -> None:
+    response = service.client.post(
+        path,
+        content=b"{}",
+        headers={"Authorization": f"Bearer {token}", "Content-Length": length.encode("latin-1")},
+    )
+    assert_problem(response, 400)
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/api/v1/targets", "api"), ("/targets", "web")])
+def test_a_wrong_method_says_which_are_allowed(service: Service, path: str, kind: str) -> None:
+    response = service.client.post(path, content=b"")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET"
+    if kind == "api":
+        assert_problem(response, 405)
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -14,7 +14,8 @@ from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from playproof.errors import ServiceError
 from playproof.service.db import (
@@ -45,29 +46,69 @@ UPLOAD_PATHS = frozenset({"/api/v1/runs", "/api/v1/grades"})
 """Routes that bound their own (larger) bodies."""
 
 
-class DeclaredBodyLimit:
-    """Refuse (413) a request whose declared body is over ``MAX_REQUEST_BYTES``, unread.
+class BodyTooLarge(StarletteHTTPException):
+    """A body that streamed past ``MAX_REQUEST_BYTES`` (raised from inside ``receive``).
 
-    Uploads bound themselves (a larger limit, read in chunks). A plain ASGI
-    middleware: Starlette's ``BaseHTTPMiddleware`` ran every request through a
-    task group and a response stream, which cost more than most routes.
+    An HTTP exception, so that FastAPI's body parsing lets it through as it is
+    (it turns other errors into 400) and the problem handlers answer 413.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(413, f"a body is at most {MAX_REQUEST_BYTES} bytes here")
+
+
+class DeclaredBodyLimit:
+    """Refuse (413) a request whose body is over ``MAX_REQUEST_BYTES``.
+
+    A declared length over the bound is refused unread; a body without one
+    (chunked) is counted as it streams, and refused as soon as it passes the
+    bound, before any route sees it whole. Uploads bound themselves (a larger
+    limit, read in chunks). A plain ASGI middleware: Starlette's
+    ``BaseHTTPMiddleware`` ran every request through a task group and a
+    response stream, which cost more than most routes.
     """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in UPLOAD_PATHS:
-            for name, value in scope["headers"]:
-                if name == b"content-length":
-                    if not value.isdigit() or int(value) > MAX_REQUEST_BYTES:
-                        problem = Problem(
-                            413, "too-large", f"a body is at most {MAX_REQUEST_BYTES} bytes here"
-                        )
-                        await problem.response()(scope, receive, send)
-                        return
-                    break
-        await self.app(scope, receive, send)
+        if scope["type"] != "http" or scope["path"] in UPLOAD_PATHS:
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                refusal = None
+                if not value.isdigit():
+                    refusal = Problem(400, "bad-content-length", "Content-Length is not a number")
+                elif int(value) > MAX_REQUEST_BYTES:
+                    refusal = Problem(413, "too-large", BodyTooLarge().detail)
+                if refusal is not None:
+                    await refusal.response()(scope, receive, send)
+                    return
+                break
+        received = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_REQUEST_BYTES:
+                    raise BodyTooLarge
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, sending)
+        except BodyTooLarge as exc:
+            if started:  # too late for an answer: the connection is closed on it
+                raise
+            await Problem(413, "too-large", str(exc.detail)).response()(scope, receive, send)
 
 
 def prepare_database(settings: ServiceSettings) -> None:

@@ -6,6 +6,7 @@ raised as :class:`Problem`; the handlers here only render it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -50,11 +51,15 @@ class ProblemDocument(BaseModel):
 class Problem(Exception):
     """A refusal with an HTTP status, a problem type slug and a one-line detail."""
 
-    def __init__(self, status: int, kind: str, detail: str) -> None:
+    def __init__(
+        self, status: int, kind: str, detail: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.kind = kind
         self.detail = detail[:MAX_DETAIL_CHARS]
+        self.headers = dict(headers or {})
+        """Headers the response must carry (``Allow`` on a 405)."""
 
     def document(self) -> ProblemDocument:
         """The RFC 9457 document of this refusal."""
@@ -67,7 +72,9 @@ class Problem(Exception):
 
     def response(self) -> JSONResponse:
         """The response carrying the document."""
-        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        headers = dict(self.headers)
+        if self.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
         return JSONResponse(
             self.document().model_dump(),
             status_code=self.status,
@@ -96,8 +103,10 @@ async def _on_validation(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_http(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    kind = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
-    return Problem(exc.status_code, kind, str(exc.detail)).response()
+    kind = {404: "not-found", 405: "method-not-allowed", 413: "too-large"}.get(
+        exc.status_code, "http-error"
+    )
+    return Problem(exc.status_code, kind, str(exc.detail), exc.headers).response()
 
 
 def install_problem_handlers(app: FastAPI) -> None:

@@ -79,7 +79,7 @@ async def read_bounded_body(request: Request, limit: int) -> bytes:
     """The request body, refused with 413 as soon as it is known to exceed ``limit`` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):
             raise Problem(400, "bad-content-length", "Content-Length is not a number")
         if int(declared) > limit:
             raise Problem(413, "too-large", f"the body is over the {limit}-byte limit")

@@ -191,7 +191,9 @@ def install_web(app: FastAPI, settings: ServiceSettings) -> None:
         if _is_api(request):
             return await _delegate(on_http, request, exc)
         assert isinstance(exc, StarletteHTTPException)
-        return _error_page(request, exc.status_code, str(exc.detail))
+        page = _error_page(request, exc.status_code, str(exc.detail))
+        page.headers.update(exc.headers or {})  # Allow on a 405
+        return page
 
     async def validation_page(request: Request, exc: Exception) -> Response:
         if _is_api(request):
