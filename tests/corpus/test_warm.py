@@ -224,3 +224,17 @@ def test_the_grade_records_its_sandbox_layout(subset: Any, fresh: bool, layout: 
     )
     assert run.record.isolation == "bubblewrap"
     assert run.record.sandbox == layout
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_a_home_nested_thousands_deep_is_cleaned_up_and_the_grading_ends(
+    subset: Any, cheat: Any, warm: bool
+) -> None:
+    """Removing such a home recursed past Python's limit: now every case fails, nothing is left."""
+    before = set(os.listdir("/tmp"))
+    corpus = load_corpus(subset.manifest, subset.roms)
+    outcome = run_corpus(corpus, cheat("deep_home"), jobs=1, limits=QUICK, warm=warm)
+    assert {o.outcome for o in outcome.observations} <= {"crash", "protocol-error"}
+    left = {name for name in set(os.listdir("/tmp")) - before if name.startswith("playproof-")}
+    assert left == set()
+    _no_jail_processes_left()

@@ -54,6 +54,7 @@ from playproof.corpus._task import (
     task_progress,
     task_run_tests,
 )
+from playproof.corpus._trees import walk_tree
 from playproof.corpus.task_client import (
     MAX_FILTER_CHARS,
     MAX_REPLY_BYTES,
@@ -172,7 +173,7 @@ def _readable_by(uid: int, paths: list[str]) -> list[str]:
 
 def _give(path: Path, uid: int) -> None:
     os.lchown(path, uid, uid)
-    for parent, dirs, files in os.walk(path):
+    for parent, dirs, files in walk_tree(path):
         for name in [*dirs, *files]:
             os.lchown(os.path.join(parent, name), uid, uid)
 

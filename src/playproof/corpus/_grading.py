@@ -21,6 +21,7 @@ from playproof.corpus._manifest import Corpus, CorpusAnswers
 from playproof.corpus._record import CandidatePin, GradeRecord, grade_record
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
 from playproof.corpus._runtime import Runtime, runtime_view
+from playproof.corpus._trees import walk_tree
 from playproof.corpus._trust import CorpusTrust
 from playproof.corpus._variants import VariantPin, VariantPlan, run_with_variants
 from playproof.errors import FormatError
@@ -102,7 +103,7 @@ def tree_digest(folder: Path) -> str:
     deadline = time.monotonic() + HASH_DEADLINE_S
     entries: list[tuple[str, str]] = []
     total = 0
-    for parent, dirs, files in os.walk(folder):
+    for parent, dirs, files in walk_tree(folder):
         dirs.sort()
         for name in sorted(files):
             path = Path(parent) / name

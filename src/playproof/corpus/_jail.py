@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 from playproof.corpus._hiding import answers_files, masks
+from playproof.corpus._trees import remove_tree, walk_tree
 
 __all__ = [
     "JAIL_UID_BASE",
@@ -367,7 +368,7 @@ class JailedProcess:
 
     def discard(self) -> None:
         """Remove the scratch folder (stderr file, fallback home)."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)
 
 
 def kill_uid(uid: int) -> None:
@@ -528,7 +529,7 @@ def _give(path: Path, uid: int | None) -> None:
     if uid is None:
         return
     os.chown(path, uid, uid)
-    for folder, dirs, files in os.walk(path):
+    for folder, dirs, files in walk_tree(path):
         for name in [*dirs, *files]:
             os.lchown(os.path.join(folder, name), uid, uid)
 

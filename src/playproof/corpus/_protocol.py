@@ -8,6 +8,7 @@ Every read has a deadline and a size bound; a breach raises
 from __future__ import annotations
 
 import os
+import re
 import select
 import time
 from typing import IO
@@ -20,6 +21,9 @@ from playproof.corpus._wire import (
 )
 
 __all__ = ["CandidateChannel", "CandidateGone", "CandidateTimeout", "ProtocolBreach"]
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+"""Control characters a candidate's ERR text may not carry into a reason (shown escaped)."""
 
 READ_CHUNK = 65536
 
@@ -124,7 +128,8 @@ class CandidateChannel:
         if verb == "OK":
             return rest
         if verb == "ERR":
-            raise ProtocolBreach(f"candidate error on {line.split(maxsplit=1)[0]}: {rest[:200]}")
+            said = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", rest[:200])
+            raise ProtocolBreach(f"candidate error on {line.split(maxsplit=1)[0]}: {said}")
         if verb == "DATA":
             try:
                 size = int(rest)

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
+from playproof.corpus._trees import remove_tree
 from playproof.corpus._watch import supervise
 from playproof.errors import FormatError, NotSupportedError
 
@@ -436,7 +437,7 @@ _OUTPUTS: dict[Path, Path] = {}
 
 def _drop_outputs() -> None:
     for path in _OUTPUTS.values():
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
     _OUTPUTS.clear()
 
 
@@ -636,7 +637,7 @@ def run_cargo_build(
         )
     key = task.resolve()
     if key in _OUTPUTS:
-        shutil.rmtree(_OUTPUTS.pop(key), ignore_errors=True)
+        remove_tree(_OUTPUTS.pop(key))
     deadline = time.monotonic() + seconds
     tools = find_toolchain()
     changed = check_toolchain(task, tools)
@@ -661,7 +662,7 @@ def run_cargo_build(
         _OUTPUTS[key] = output
         return RustBuild(BuiltProgram(output, (str(program), *words[1:])), built.log)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
 
 
 def _build_jail(

@@ -20,6 +20,7 @@ build result only).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -252,13 +253,32 @@ def _state(folder: Path, corpus_digest: str, denominator: int) -> RewardState:
     return load_state(path, corpus_digest, denominator, grader)
 
 
+_TSV_UNSAFE = re.compile(r"[\\\x00-\x1f\x7f\x85\u2028\u2029]")
+_TSV_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _TSV_ESCAPES.get(char, f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
+
+
+def _cell(text: str) -> str:
+    """``text`` as one TSV cell: backslash, tab, line breaks and other controls escaped.
+
+    A reason may quote a candidate's own words; a raw tab or carriage return
+    there would forge a column or a row for whoever reads the file.
+    """
+    return _TSV_UNSAFE.sub(_escaped, text)
+
+
 def _write_results(folder: Path, grade: Grade) -> Path:
     """Write ``last.tsv``, keeping the one before it as ``prev.tsv``."""
     results = folder / RESULTS_FILE
     if results.exists():
         results.replace(folder / PREVIOUS_RESULTS_FILE)
     lines = ["case\tpassed\treason"]
-    lines += [f"{r.case_id}\t{int(r.passed)}\t{r.reason}" for r in grade.results]
+    lines += [f"{_cell(r.case_id)}\t{int(r.passed)}\t{_cell(r.reason)}" for r in grade.results]
     temporary = folder / f".{RESULTS_FILE}.tmp"
     temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
     temporary.replace(results)

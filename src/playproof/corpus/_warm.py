@@ -51,6 +51,7 @@ from playproof.corpus._jail import (
     kill_uid,
     resolve_isolation,
 )
+from playproof.corpus._trees import remove_tree
 
 __all__ = ["WarmCase", "WarmJail", "warm_usable"]
 
@@ -294,7 +295,7 @@ class WarmJail:
         """
         with self._lock:
             if self._tmp is not None:
-                shutil.rmtree(str(number), ignore_errors=True, dir_fd=self._tmp)
+                remove_tree(str(number), dir_fd=self._tmp)
         for suffix in ("in", "out", "err", "status"):
             with contextlib.suppress(OSError):
                 (self.control / f"{number}.{suffix}").unlink()
@@ -308,7 +309,7 @@ class WarmJail:
             _end(sandbox, init)
         with self._lock:
             self._close_handles()
-        shutil.rmtree(self.control, ignore_errors=True)
+        remove_tree(self.control)
 
     def _close_handles(self) -> None:
         for name in ("_tmp", "_init"):
