@@ -213,7 +213,8 @@ def test_the_reference_passes_mooneye_variants_of_both_kinds() -> None:
         "mooneye-check"
     }
     kinds = {(pin.case_id, pin.kind) for pin in run.record.variants}
-    assert ("acceptance/add_sp_e_timing", "mooneye-check") in kinds
+    # An inverted branch that fails comes first, a changed check only where none qualifies.
+    assert ("acceptance/add_sp_e_timing", "dmg-branch") in kinds
     assert ("acceptance/add_sp_e_timing", "mooneye-signal") in kinds
     assert ("acceptance/instr/daa", "dmg-branch") in kinds
     assert ("acceptance/instr/daa", "mooneye-check") not in kinds  # no regs_assert there
@@ -222,6 +223,10 @@ def test_the_reference_passes_mooneye_variants_of_both_kinds() -> None:
 def test_a_changed_checked_value_makes_the_reference_fail_and_a_changed_signal_moves_it() -> None:
     corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
     variants = make_variants(corpus, _plan(corpus, roms, per_case=2))
+    # A moved signal comes with a quiet inverted branch (seven patches), where one is found.
+    moved = [v for v in variants if v.kind == "mooneye-signal"]
+    assert moved
+    assert all(len(v.patches) == 7 for v in moved)
     extra = variant_corpus(corpus, variants)
     seen = run_corpus(extra, _reference(corpus, roms), cases_per_process=8).observations
     for variant, observation in zip(variants, seen, strict=True):
@@ -264,6 +269,29 @@ def test_reading_the_signal_from_the_rom_scores_zero_with_the_default_two_varian
     kinds = {(pin.case_id, pin.kind) for pin in varied.record.variants}
     assert ("acceptance/instr/daa", "dmg-branch") in kinds
     assert ("acceptance/instr/daa", "mooneye-signal") in kinds
+
+
+@pytest.mark.parametrize("rule", ["pass", "fail"])
+def test_diffing_against_the_public_roms_passes_no_case_the_reference_passes(
+    tmp_path: Path, rule: str
+) -> None:
+    """A candidate holding the public originals sees what each variant changed. A moved
+    signal comes with a quiet inverted branch, and a failing inverted branch comes first, so
+    "signal and branch changed" is a pass or a fail by execution only: either guess loses.
+    Only the case the reference fails (changed checks alone) still falls to it."""
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    originals = tmp_path / "originals"
+    originals.mkdir()
+    for number, case in enumerate(corpus.manifest.cases):
+        (originals / f"{number}.gb").write_bytes(corpus.roms[case.id])
+    _share(originals)
+    cheat = _cheat("rom_diff", originals, MOONEYE_ROMS=str(originals), DIFF_RULE=rule)
+    assert grade_candidate(corpus, answers, cheat, cases_per_process=4).grade.passed == 4
+    plan = _plan(corpus, roms, per_case=2)
+    varied = grade_candidate(corpus, answers, cheat, cases_per_process=4, variants=plan)
+    assert varied.grade.passing <= {REFERENCE_FAILS}
+    quiet = [p for p in varied.record.variants if p.kind == "mooneye-signal"]
+    assert quiet  # and the reference passes them (test_the_reference_passes_mooneye_variants)
 
 
 @pytest.mark.slow

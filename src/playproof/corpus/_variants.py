@@ -12,7 +12,11 @@ secret seed, also sends the candidate altered copies of some cases' ROMs:
   bits flipped, so the frame is another picture;
 - ``mooneye-signal``: the six immediates Mooneye's exit routine loads into
   B, C, D, E, H, L on success (``LD B,3``, ``LD C,5`` ... ``LD L,34``) become
-  other numbers, so a passing run ends with registers nobody published;
+  other numbers, so a passing run ends with registers nobody published; and,
+  where the reference shows one to be quiet (the test still passes, at the
+  same frame), one conditional branch is inverted as well, so that a diff
+  against the public original does not tell this pass from a ``dmg-branch``
+  fail;
 - ``mooneye-check``: a value the test checks a register against (an
   ``LD A,n`` stored into ``hram.regs_assert``, located with the corpus's
   ``.sym`` file) changes, and the success signal too, so the test must now
@@ -46,7 +50,8 @@ carries each variant's ROM digest and the SHA-256 of the seed.
 Kinds come in tiers: the kinds whose right answer is a failure (``blargg-crc``,
 ``mooneye-check``, ``dmg-branch``) and, on Mooneye, the one whose right answer
 is a new success signal (``mooneye-signal``). Variant 0 of a case is of the
-first tier, variant 1 of the second, so two variants per case (the default on
+first tier (on Mooneye an inverted branch before a changed check, which a diff
+gives away), variant 1 of the second, so two variants per case (the default on
 Mooneye) stop both a candidate that reads the signal out of the ROM and one
 that answers "failed" for every ROM it does not know. A Mooneye case the
 reference fails gets only ``mooneye-check``: any other variant's answer would
@@ -243,7 +248,11 @@ def _kinds(platform: str, case: CorpusCase, symbols: str | None) -> list[list[Va
     if case.mode == "frames":
         return [["dmg-tile"]]
     if case.mode == "until-breakpoint":
-        failing: list[VariantKind] = ["mooneye-check", "dmg-branch"] if symbols else ["dmg-branch"]
+        # An inverted branch first (not shuffled): a changed check is a kind of change that
+        # tells a diffing candidate "fails" by itself, while a moved signal comes with an
+        # inverted branch too (``signal_variant``), so only an inverted branch that fails
+        # keeps the two apart. A changed check where no branch qualifies.
+        failing: list[VariantKind] = ["dmg-branch", "mooneye-check"] if symbols else ["dmg-branch"]
         return [failing, ["mooneye-signal"]]
     if case.mode == "until-result":
         return [["blargg-crc", "dmg-branch"]]
@@ -365,6 +374,8 @@ def _case_variants(
     shuffler = _rng(plan.seed, case.id, -1)
     for tier in tiers:
         shuffler.shuffle(tier)
+    if case.mode == "until-breakpoint":
+        tiers[0].sort(key=lambda kind: kind != "dmg-branch")  # see _kinds
     dealt = [k for group in itertools.zip_longest(*tiers) for k in group if k is not None]
     rom = corpus.roms[case.id]
     for number in range(plan.per_case if dealt else 0):

@@ -20,11 +20,19 @@ from playproof.corpus._patching import (
     trial_frames,
 )
 from playproof.corpus._trials import TrialWorker, remembered
-from playproof.corpus._variants_dmg import branch_sites, first_branch, qualifying_branches
+from playproof.corpus._variants_dmg import (
+    branch_sites,
+    first_branch,
+    inverted,
+    qualifying_branches,
+)
 
 MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
 """``LD B,3; LD C,5; LD D,8; LD E,13; LD H,21; LD L,34``: Mooneye's success exit."""
 MOONEYE_FAIL = 0x42
+MAX_QUIET_TRIES = 8
+"""Inverted branches tried for a quiet one per ``mooneye-signal`` variant (most are never run,
+so the first try usually qualifies)."""
 REGS_ASSERT = re.compile(r"^[0-9a-f]{2}:ff([0-9a-f]{2}) hram\.regs_assert\.reg_[a-z]$", re.M)
 LD_A_N, LDH_N_A = 0x3E, 0xE0
 
@@ -107,10 +115,32 @@ def _mooneye_original(case: CorpusCase, rom: bytes, trials: TrialWorker) -> tupl
 def signal_variant(
     case: CorpusCase, rom: bytes, rng: random.Random, trials: TrialWorker
 ) -> tuple[bytes, Patches]:
-    """``mooneye-signal``, for a case the reference passes (see :func:`_mooneye_original`)."""
-    if not _mooneye_original(case, rom, trials)[0]:
+    """``mooneye-signal``, for a case the reference passes (see :func:`_mooneye_original`):
+    the success signal moved and, where one is found, a quiet inverted branch too.
+
+    A quiet branch is one whose inversion leaves the reference's run as it was: the test
+    still ends with the (moved) success signal, at the same frame. With it, this variant
+    changes a branch as the failing ``dmg-branch`` variants do, so a candidate that diffs
+    the ROM against the public original cannot read the outcome off the kind of change: a
+    signal and a branch changed is a pass here and a fail there, which only running the ROM
+    tells. Without one (none among :data:`MAX_QUIET_TRIES` tries) only the signal moves.
+    """
+    passes, frames = _mooneye_original(case, rom, trials)
+    if not passes:
         raise NoVariant
-    return mooneye_signal(rom, rng)
+    signalled, signal = mooneye_signal(rom, rng)
+    moved = {offset for offset, _ in signal}
+    loud = set(hinted_sites(rom))  # these make the test fail
+    sites = [at for at in branch_sites(rom) if at not in moved and at not in loud]
+    rng.shuffle(sites)
+    expected = [value for _, value in signal]
+    budget = trial_frames(frames, case.budget_frames)
+    for at in sites[:MAX_QUIET_TRIES]:
+        altered, patch = inverted(signalled, at)
+        reply = trials.run("mooneye", altered, budget, budget)
+        if reply is not None and list(reply[0] or []) == expected and int(reply[1]) == frames:
+            return altered, (*signal, *patch)
+    return signalled, signal
 
 
 def _branch_search(
