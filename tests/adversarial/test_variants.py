@@ -116,7 +116,7 @@ def test_a_consistent_record_with_variants_reads() -> None:
             "kind",
         ),
         ({"sandbox": "per-slot"}, "under rlimits names a per-slot sandbox"),
-        ({"isolation": "bubblewrap", "sandbox": "shared"}, "sandbox"),
+        ({"isolation": "bubblewrap", "sandbox": "communal"}, "sandbox"),
     ],
 )
 def test_a_record_whose_variants_do_not_follow_its_results_is_refused(
