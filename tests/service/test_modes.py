@@ -205,8 +205,9 @@ def test_a_replay_record_with_a_transcript_is_refused(
 def test_a_non_replay_run_is_never_ranked_beside_replayed_runs(
     service: Service, signer: SigningKey, desktop: Desktop
 ) -> None:
-    # A trusted-recorder record that names a packaged target and says it is calibrated still
-    # verifies from its transcript, but it is not a replay: it stays off the public board.
+    # A trusted-recorder record that names a packaged target and says it is calibrated: the
+    # target (2048) declares replay only, so its transcript cannot stand in for a replay; the
+    # run is rejected naming the mode, and stays off the public board.
     target = desktop.record.target.model_copy(update={"name": "native/2048", "calibrated": True})
     posing = desktop.record.model_copy(update={"target": target})
     token = service.owner("alice", (signer.verifying_key,))
@@ -215,7 +216,11 @@ def test_a_non_replay_run_is_never_ranked_beside_replayed_runs(
     )
     assert answer.status_code == 202, answer.text
     status = service.verdict(answer.json()["id"], token)
-    assert status["status"] == "verified", status
+    assert status["status"] == "rejected", status
+    assert status["failed_checks"] == [
+        "mode-supported: native/2048 declares replay; the record asks to be verified "
+        "trusted-recorder"
+    ]
     assert status["trust_label"] == "benchmark_compatible_customized_instance"
     board = service.client.get("/api/v1/leaderboards/native/2048").json()
     assert board["total"] == 0
