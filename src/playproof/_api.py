@@ -341,20 +341,22 @@ def _as_verified(
     return report.model_copy(update={"target": label, "calibrated": calibrated})
 
 
+def _adhoc_modes(spec: str) -> tuple[VerificationMode, ...]:
+    """The modes an ad-hoc spec's family declares: ``desktop:`` programs are verified from
+    their transcript, every other family by replay."""
+    if adhoc_family(spec) == "desktop":
+        return (VerificationMode.TRUSTED_RECORDER,)
+    return (VerificationMode.REPLAY,)
+
+
 def _declared_modes(resolved: Target, worker: bool | None) -> tuple[VerificationMode, ...]:
     """The verification modes ``resolved``'s platform declares.
 
-    An ad-hoc spec's family decides (``desktop:`` programs are verified from
-    their transcript, every other family by replay); a registry target's game
-    is opened and its descriptor asked.
+    An ad-hoc spec's family decides (:func:`_adhoc_modes`); a registry
+    target's game is opened and its descriptor asked.
     """
     if resolved.adhoc is not None:
-        family = adhoc_family(resolved.adhoc)
-        return (
-            (VerificationMode.TRUSTED_RECORDER,)
-            if family == "desktop"
-            else (VerificationMode.REPLAY,)
-        )
+        return _adhoc_modes(resolved.adhoc)
     opened = resolved.open(worker=worker)
     try:
         return tuple(opened.descriptor.platform.modes)
@@ -381,10 +383,8 @@ def _undeclared_mode(
     try:
         if game is not None:
             declared: tuple[VerificationMode, ...] = tuple(game.descriptor.platform.modes)
-        elif isinstance(name, str) and adhoc_family(name) == "desktop":
-            declared = (VerificationMode.TRUSTED_RECORDER,)
         elif isinstance(name, str) and adhoc_family(name) is not None:
-            declared = (VerificationMode.REPLAY,)
+            declared = _adhoc_modes(name)  # no contract needed to know an ad-hoc family's
         else:
             declared = _declared_modes(resolve_target(name, contract), worker)
     except (TargetError, PlayproofError) as exc:
