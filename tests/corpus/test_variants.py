@@ -24,6 +24,8 @@ from playproof.corpus import (
     Corpus,
     CorpusAnswers,
     CorpusManifest,
+    JailLimits,
+    RunOutcome,
     _variants,
     grade_candidate,
     load_answers,
@@ -44,6 +46,7 @@ from playproof.corpus._variants import (
     default_variants,
     load_symbols,
     make_variants,
+    run_with_variants,
     variant_answer,
     variant_corpus,
 )
@@ -253,6 +256,46 @@ def test_the_fibonacci_cheat_passes_without_variants_and_scores_zero_with_them()
     )
     assert varied.grade.passed == 0
     assert "variant" in varied.grade.results[0].reason
+
+
+def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_again_alone() -> (
+    None
+):
+    """A candidate that loads the machine could make the reference time out on a variant,
+    which would then go ungraded; such a variant is run again once the candidate is done."""
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    cheat = _cheat("fibonacci")
+    calls: list[tuple[str, ...]] = []
+
+    def starved(target: Corpus, spec: CandidateSpec, **options: Any) -> RunOutcome:
+        outcome = run_corpus(target, spec, **options)
+        ids = tuple(c.id for c in target.manifest.cases)
+        if spec is cheat:
+            return outcome
+        calls.append(ids)
+        if len(calls) > 1:
+            return outcome
+        starved_one = outcome.observations[0].model_copy(update={"outcome": "timeout"})
+        return dataclasses.replace(
+            outcome, observations=[starved_one, *outcome.observations[1:]]
+        )
+
+    varied = run_with_variants(
+        corpus,
+        answers,
+        cheat,
+        _plan(corpus, roms),
+        jobs=2,
+        cases_per_process=4,
+        limits=JailLimits(),
+        isolation="auto",
+        on_case=None,
+        runner=starved,
+    )
+    assert len(calls) == 2
+    assert len(calls[1]) == 1 and calls[1][0] == calls[0][0]  # only the starved one, again
+    assert len(varied.pins) == len(calls[0])  # every variant graded
+    assert varied.grade.passed == 0
 
 
 def test_reading_the_signal_from_the_rom_scores_zero_with_the_default_two_variants() -> None:

@@ -578,9 +578,26 @@ def run_with_variants(
     originals = [o for o in outcome.observations if VARIANT_MARK not in o.case_id]
     by_id = {o.case_id: o for o in originals}
     originals = [by_id[c.id] for c in corpus.manifest.cases]
+    reference_seconds = truth.wall_seconds
+    reference_seen = {o.case_id: o for o in truth.observations}
+    # The reference ran beside the candidate, which could starve it of time or memory.
+    # A variant it did not finish cleanly is run again alone, now that the candidate is done,
+    # so a candidate cannot drop a variant from its grade by loading the machine.
+    again = [v for v in made if _unfinished(reference_seen.get(v.variant_id))]
+    if again:
+        rerun = runner(
+            variant_corpus(corpus, again),
+            reference,
+            jobs=jobs,
+            cases_per_process=cases_per_process,
+            limits=limits,
+            isolation=isolation,
+        )
+        reference_seconds += rerun.wall_seconds
+        reference_seen.update({o.case_id: o for o in rerun.observations})
     variant_answers = {
-        o.case_id: variant_answer(answers.answers[o.case_id.split(VARIANT_MARK)[0]], o)
-        for o in truth.observations
+        case_id: variant_answer(answers.answers[case_id.split(VARIANT_MARK)[0]], o)
+        for case_id, o in reference_seen.items()
     }
     base = grade(corpus.manifest, answers, originals)
     combined = combine(base, made, variant_answers, seen_variants)
@@ -588,8 +605,13 @@ def run_with_variants(
         outcome=dataclasses.replace(outcome, observations=originals),
         grade=combined.grade,
         pins=combined.pins,
-        reference_seconds=truth.wall_seconds,
+        reference_seconds=reference_seconds,
     )
+
+
+def _unfinished(seen: CaseObservation | None) -> bool:
+    """Whether the reference's run of a variant ended without a verdict of its own making."""
+    return seen is None or seen.outcome in ("timeout", "crash")
 
 
 def verify_variants(
