@@ -258,9 +258,7 @@ def test_the_fibonacci_cheat_passes_without_variants_and_scores_zero_with_them()
     assert "variant" in varied.grade.results[0].reason
 
 
-def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_again_alone() -> (
-    None
-):
+def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_again_alone() -> None:
     """A candidate that loads the machine could make the reference time out on a variant,
     which would then go ungraded; such a variant is run again once the candidate is done."""
     corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
@@ -276,9 +274,7 @@ def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_agai
         if len(calls) > 1:
             return outcome
         starved_one = outcome.observations[0].model_copy(update={"outcome": "timeout"})
-        return dataclasses.replace(
-            outcome, observations=[starved_one, *outcome.observations[1:]]
-        )
+        return dataclasses.replace(outcome, observations=[starved_one, *outcome.observations[1:]])
 
     varied = run_with_variants(
         corpus,
@@ -293,7 +289,7 @@ def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_agai
         runner=starved,
     )
     assert len(calls) == 2
-    assert len(calls[1]) == 1 and calls[1][0] == calls[0][0]  # only the starved one, again
+    assert calls[1] == calls[0][:1]  # only the starved one, again
     assert len(varied.pins) == len(calls[0])  # every variant graded
     assert varied.grade.passed == 0
 
