@@ -341,6 +341,20 @@ def test_an_unknown_check_group_of_a_known_run_is_404(
     assert "bogus" in str(problem["detail"])
 
 
+def test_head_is_get_without_a_body_and_a_post_only_route_still_refuses_it(
+    service: Service,
+) -> None:
+    got = service.client.get("/api/v1/targets")
+    head = service.client.head("/api/v1/targets")
+    assert head.status_code == got.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-length"] == got.headers["content-length"]
+    refused = service.client.head("/api/v1/runs")
+    assert refused.status_code == 405
+    assert refused.headers["allow"] == "POST"
+    assert service.client.head("/api/v1/runs/nope").status_code == 404
+
+
 def test_a_wrong_method_is_405(service: Service) -> None:
     assert_problem(service.client.delete("/api/v1/runs"), 405)
 

@@ -592,3 +592,23 @@ def test_the_new_pages_read_without_javascript(server: Any, browser: Any) -> Non
             assert page.locator("#actions tbody tr").count() == len(server.records["policy"].inputs)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("kind", ["page", "proof", "api"])
+def test_head_answers_as_get_without_a_body_over_http(server: Any, kind: str) -> None:
+    """Link checkers and ``curl -I`` ask with HEAD: the GET's status and headers, no body."""
+    run_id = next(iter(server.runs.values()))
+    path = {
+        "page": f"/runs/{run_id}",
+        "proof": f"/api/v1/verifier/runs/{run_id}",
+        "api": "/api/v1/targets",
+    }[kind]
+    with server.client() as client:
+        got = client.get(path)
+        head = client.head(path)
+    assert got.status_code == 200
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    if "content-length" in got.headers:
+        assert head.headers["content-length"] == got.headers["content-length"]

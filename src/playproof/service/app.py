@@ -111,6 +111,33 @@ class DeclaredBodyLimit:
             await Problem(413, "too-large", str(exc.detail)).response()(scope, receive, send)
 
 
+class HeadAsGet:
+    """Answer ``HEAD`` as the ``GET`` of the same path would, headers only (RFC 9110 9.3.2).
+
+    Routes declare ``GET``; a ``HEAD`` reaches them as a ``GET`` and its body is
+    dropped here, so a ``HEAD`` costs what the ``GET`` costs and never writes.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        ended = False
+
+        async def headers_only(message: Message) -> None:
+            nonlocal ended
+            if message["type"] != "http.response.body":
+                await send(message)
+            elif not ended:
+                ended = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
 def prepare_database(settings: ServiceSettings) -> None:
     """Migrate an embedded SQLite database; refuse a server database that is behind."""
     engine = make_engine(settings.database_url)
@@ -167,7 +194,8 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
     install_problem_handlers(app)
 
     app.add_middleware(DeclaredBodyLimit)
-    app.add_middleware(StoredProofReads)  # added last: it runs first
+    app.add_middleware(StoredProofReads)
+    app.add_middleware(HeadAsGet)  # added last: it runs first
     app.include_router(run_routes.router)
     app.include_router(proof_routes.router)
     app.include_router(log_routes.router)
