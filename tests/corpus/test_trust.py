@@ -137,6 +137,10 @@ def test_a_trusted_grade_binds_the_corpus_and_verify_grade_checks_it(tmp_path: P
     assert checked.exit_code == 0, checked.output
     shown = " ".join(checked.output.split())  # the console wraps long lines
     assert f"trust: trusted (controller key {CONTROLLER.key_id}); reward 2" in shown
+    # Without a manifest nothing checks the corpus signature: the claim is shown as a claim.
+    bare = " ".join(verify().output.split())
+    assert "trust: trusted" in bare
+    assert "as the record claims: not checked without --manifest" in bare
     # Without trusting the controller, the record's claim of a trusted corpus fails.
     assert verify("--manifest", str(manifest)).exit_code != 0
     # A manifest of another version is another corpus.

@@ -16,9 +16,12 @@ from playproof.corpus import (
     sign_grade,
     verify_grade,
 )
+from playproof.corpus._trust import shipped_controller_key
 from playproof.sign import SigningKey
 
 from .conftest import VERDICT_WAIT_S, Service
+
+CONTROLLER_ID = shipped_controller_key().key_id
 
 
 def _record(
@@ -92,6 +95,26 @@ def test_a_shipped_corpus_grade_is_checked_against_its_manifest(
     cases = [c.id for c in manifest.cases]
     right = sign_grade(_record("blargg", manifest.digest, cases), signer).to_bytes()
     assert _wait(service, _post(service, right, token).json()["id"])["status"] == "verified"
+
+
+def test_a_trusted_grade_of_a_shipped_corpus_is_verified_only_under_its_controller(
+    service: Service, signer: SigningKey
+) -> None:
+    manifest = load_manifest(shipped_paths("blargg")[0])
+    token = service.owner("alice", (signer.verifying_key,))
+    cases = [c.id for c in manifest.cases]
+    trusted = {"trust": "trusted", "reward": 1}
+    genuine = _record("blargg", manifest.digest, cases, **trusted, controller_key=CONTROLLER_ID)
+    done = _wait(
+        service, _post(service, sign_grade(genuine, signer).to_bytes(), token).json()["id"]
+    )
+    assert done["status"] == "verified", done
+    borrowed = _record("blargg", manifest.digest, cases, **trusted, controller_key="e" * 64)
+    done = _wait(
+        service, _post(service, sign_grade(borrowed, signer).to_bytes(), token).json()["id"]
+    )
+    assert done["status"] == "rejected"
+    assert any(f.startswith("corpus-pinned:") for f in done["failed_checks"]), done
 
 
 def test_a_forged_grade_is_refused_at_once_naming_the_check(

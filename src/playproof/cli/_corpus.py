@@ -529,15 +529,22 @@ def verify_grade_command(
     if variant_seed is not None:
         report = _with_variant_check(report, parsed, manifest, roms, variant_seed)
     trust = parsed.trust if parsed is not None else None
+    # Without a manifest nothing checked the corpus signature: a trusted claim is the record's.
+    trust_checked = manifest is not None
     if _wants_json(json_output):
-        _emit({**report.model_dump(mode="json"), "trust": trust})
+        _emit({**report.model_dump(mode="json"), "trust": trust, "trust_checked": trust_checked})
     else:
         for check in report.checks:
             mark = "pass" if check.passed else "FAIL"
             console.print(line(f"{check.id}: {mark} ({check.reason})"))
         if parsed is not None:
             by = f" (controller key {parsed.controller_key})" if parsed.controller_key else ""
-            console.print(line(f"trust: {parsed.trust}{by}; reward {parsed.reward}"))
+            claimed = (
+                ", as the record claims: not checked without --manifest"
+                if parsed.trust == "trusted" and not trust_checked
+                else ""
+            )
+            console.print(line(f"trust: {parsed.trust}{by}{claimed}; reward {parsed.reward}"))
         console.print(line(f"verdict: {report.verdict}"))
     if not report.clean:
         raise typer.Exit(EXIT_REJECTED)

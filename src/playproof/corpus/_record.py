@@ -20,7 +20,7 @@ from playproof.core.report import CheckResult, VerificationReport
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._jail import Isolation, JailLimits, Sandbox
 from playproof.corpus._manifest import CorpusManifest
-from playproof.corpus._trust import CorpusClaim, CorpusTrust, Trust
+from playproof.corpus._trust import CorpusTrust, SignedClaim, Trust
 from playproof.corpus._variants import VariantPin
 from playproof.sign import (
     Envelope,
@@ -206,7 +206,7 @@ def verify_grade(
     data: bytes | str | Any,
     trusted: VerifyingKey | Sequence[VerifyingKey] | None,
     manifest: CorpusManifest | None = None,
-    signed_corpus: CorpusClaim | None = None,
+    signed_corpus: SignedClaim | None = None,
 ) -> tuple[VerificationReport, GradeRecord | None]:
     """Check a signed grade record; never raises. With ``manifest``, also its corpus pin.
 
@@ -215,7 +215,8 @@ def verify_grade(
     manifest is given, ``corpus-pinned`` (same corpus id, version and digest,
     same case ids; a record claiming a trusted corpus also needs
     ``signed_corpus``, the manifest's corpus signature as verified under a
-    trusted controller key, to name that same corpus).
+    trusted controller key, to name that same corpus and to be made by the
+    controller key the record names).
     """
     verdict = verify_statement(GRADE_RECORD, data, trusted)
     checks = list(verdict.checks)
@@ -245,7 +246,7 @@ def verify_grade(
 
 
 def _corpus_check(
-    record: GradeRecord | None, manifest: CorpusManifest, signed: CorpusClaim | None
+    record: GradeRecord | None, manifest: CorpusManifest, signed: SignedClaim | None
 ) -> CheckResult:
     if record is None:
         return CheckResult(id="corpus-pinned", passed=False, reason="no record to compare")
@@ -275,7 +276,8 @@ def _corpus_check(
                 reason="the record claims a trusted corpus, but the manifest has no corpus "
                 "signature by a trusted controller key",
             )
-        if (signed.corpus_id, signed.version, signed.manifest_digest) != (
+        claim = signed.claim
+        if (claim.corpus_id, claim.version, claim.manifest_digest) != (
             manifest.corpus_id,
             manifest.version,
             manifest.digest,
@@ -285,6 +287,15 @@ def _corpus_check(
                 passed=False,
                 reason="the record claims a trusted corpus, but the corpus signature is "
                 "about another manifest",
+            )
+        if record.controller_key != signed.key_id:
+            # The record's own words name the controller; only the signature that checked
+            # out may, or a grade could borrow the trust of a key that never signed it.
+            return CheckResult(
+                id="corpus-pinned",
+                passed=False,
+                reason=f"the record names controller key {str(record.controller_key)[:16]}..., "
+                f"but the corpus signature is by {signed.key_id[:16]}...",
             )
     return CheckResult(
         id="corpus-pinned",

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_SIGNATURE_BYTES",
     "SIGNATURE_FILE",
     "CorpusClaim",
+    "SignedClaim",
     "CorpusTrust",
     "Trust",
     "answers_digest",
@@ -236,11 +237,23 @@ def check_corpus_signature(
     return CorpusTrust("trusted", f"signed by controller key {verdict.key_id}", verdict.key_id)
 
 
-def signed_claim(signature: bytes | None, trusted: Sequence[VerifyingKey]) -> CorpusClaim | None:
-    """The claim in ``signature`` when it verifies under a ``trusted`` key, else None."""
+@dataclass(frozen=True)
+class SignedClaim:
+    """A corpus claim whose signature verified, and the controller key that made it."""
+
+    claim: CorpusClaim
+    key_id: str
+    """SHA-256 hex of the controller's raw public key."""
+
+
+def signed_claim(signature: bytes | None, trusted: Sequence[VerifyingKey]) -> SignedClaim | None:
+    """The claim in ``signature`` with its signer when it verifies under a ``trusted`` key.
+
+    None when there is no signature or it does not verify: never raises on a bad one.
+    """
     if signature is None:
         return None
     verdict = verify_statement(CORPUS_STATEMENT, signature, list(trusted))
-    if verdict.verdict != "clean":
+    if verdict.verdict != "clean" or verdict.value is None or verdict.key_id is None:
         return None
-    return verdict.value
+    return SignedClaim(verdict.value, verdict.key_id)

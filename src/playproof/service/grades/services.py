@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from playproof.core.canonical import canonical_json, parse_json
-from playproof.core.report import VerificationReport
+from playproof.core.report import CheckResult, VerificationReport
 from playproof.errors import FormatError
 from playproof.service.db import utc_now
 from playproof.service.grades.models import Grade
@@ -125,16 +125,37 @@ def reverify_grade(envelope: bytes, key_pems: tuple[bytes, ...]) -> str:
     """Verify a signed grade record (in a pool process); the report as JSON text.
 
     The record's corpus pin is checked against the manifest of the shipped
-    corpus of the same id, when there is one.
+    corpus of the same id, when there is one, and a record claiming a trusted
+    corpus against that corpus's signature under the shipped controller key.
+    A trusted claim about a corpus this server does not ship cannot be checked,
+    so it fails ``corpus-pinned``: the server never repeats a record's own word
+    that it is trusted.
     """
     from playproof.corpus import SHIPPED, load_manifest, shipped_paths, verify_grade
+    from playproof.corpus._trust import (
+        load_controller_keys,
+        read_signature,
+        signature_path,
+        signed_claim,
+    )
 
     keys = [VerifyingKey.from_pem(pem) for pem in key_pems]
-    _, record = verify_grade(envelope, keys)
-    manifest = None
-    if record is not None and record.corpus_id in SHIPPED:
-        manifest = load_manifest(shipped_paths(record.corpus_id)[0])
-    report, _ = verify_grade(envelope, keys, manifest)
+    report, record = verify_grade(envelope, keys)
+    if record is None:
+        return report.model_dump_json()
+    if record.corpus_id not in SHIPPED:
+        if record.trust == "trusted":
+            refused = CheckResult(
+                id="corpus-pinned",
+                passed=False,
+                reason=f"the record claims a trusted corpus {record.corpus_id[:100]!r}, which "
+                "this server does not ship, so it cannot check the controller's signature",
+            )
+            report = VerificationReport.from_checks([*report.checks, refused], key_id=report.key_id)
+        return report.model_dump_json()
+    manifest_path = shipped_paths(record.corpus_id)[0]
+    signed = signed_claim(read_signature(signature_path(manifest_path)), load_controller_keys())
+    report, _ = verify_grade(envelope, keys, load_manifest(manifest_path), signed)
     return report.model_dump_json()
 
 
