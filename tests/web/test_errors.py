@@ -61,6 +61,10 @@ def test_a_bad_query_on_a_page_is_a_422_page(client: TestClient) -> None:
 
 
 def test_the_api_keeps_problem_documents(client: TestClient) -> None:
+    for path in ("/api", "/api/", "/api/v1/nothing-here"):
+        missing = client.get(path)
+        assert missing.status_code == 404
+        assert missing.headers["content-type"] == "application/problem+json", path
     answer = client.get("/api/v1/leaderboards/native/2048?limit=0")
     assert answer.status_code == 422
     assert answer.headers["content-type"] == "application/problem+json"

@@ -136,7 +136,7 @@ def render(request: Request, template: str, viewer: Viewer | None, **context: An
 
 def _is_api(request: Request) -> bool:
     path = request.url.path
-    return path.startswith("/api/") or path in {"/openapi.json", "/docs", "/redoc"}
+    return path.startswith("/api/") or path in {"/api", "/openapi.json", "/docs", "/redoc"}
 
 
 def _error_page(request: Request, status: int, detail: str) -> Response:
