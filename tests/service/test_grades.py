@@ -109,6 +109,9 @@ def test_a_trusted_grade_of_a_shipped_corpus_is_verified_only_under_its_controll
         service, _post(service, sign_grade(genuine, signer).to_bytes(), token).json()["id"]
     )
     assert done["status"] == "verified", done
+    proof = service.client.get(f"/api/v1/verifier/grades/{done['id']}").json()
+    assert (proof["record"]["trust"], proof["record"]["reward"]) == ("trusted", 1)
+    assert proof["record"]["controller_key"] == CONTROLLER_ID
     borrowed = _record("blargg", manifest.digest, cases, **trusted, controller_key="e" * 64)
     done = _wait(
         service, _post(service, sign_grade(borrowed, signer).to_bytes(), token).json()["id"]

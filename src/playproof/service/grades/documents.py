@@ -40,6 +40,13 @@ class GradeDocument(_Public):
     """``per-process`` or ``per-slot`` under bubblewrap; null under rlimits or when not kept."""
     passed: int
     denominator: int
+    trust: Literal["trusted", "untrusted"]
+    """What the record says; on a ``verified`` grade of a shipped corpus the server checked it
+    (``corpus-pinned``), and a trusted claim about any other corpus is rejected."""
+    controller_key: str | None
+    """The controller key that signed the corpus (a trusted grade only)."""
+    reward: int
+    """The pass count for a trusted grade; zero for an untrusted one."""
     started_at: datetime
     finished_at: datetime
 

@@ -62,6 +62,9 @@ def _record(grade: Grade) -> GradeDocument | None:
         sandbox=record.sandbox,
         passed=record.passed,
         denominator=record.denominator,
+        trust=record.trust,
+        controller_key=record.controller_key,
+        reward=record.reward,
         started_at=as_utc(record.started_at),
         finished_at=as_utc(record.finished_at),
     )
