@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -265,5 +267,95 @@ def test_0006_adds_the_stored_proof_columns_and_lz4_where_the_server_has_it(
         downgrade(engine, "0005")
         assert "proof_key" not in {c["name"] for c in inspect(engine).get_columns("runs")}
         upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+GRADE_SUMMARY = (
+    "passed",
+    "denominator",
+    "trust",
+    "build_digest",
+    "command_sha256",
+    "case_ids",
+    "case_ids_sha256",
+    "passing",
+)
+
+
+def test_grades_stored_before_0007_get_their_summary_and_lose_it_going_down(
+    database_url: str, signer: SigningKey
+) -> None:
+    from playproof.corpus import CandidatePin, CaseResult, GradeRecord, sign_grade
+    from playproof.service.grades.services import command_sha256, passing_bitmap
+
+    cases = ["b-case", "a-case", "ünï"]
+    record = GradeRecord(
+        corpus_id="my-corpus",
+        corpus_version="1",
+        corpus_digest="a" * 64,
+        candidate=CandidatePin(command=["/secret/candidate"], build_digest="b" * 64),
+        isolation="rlimits",
+        limits={"cpu_seconds": 1.0},
+        results=[CaseResult(case_id=c, passed=c != "a-case", reason="r") for c in cases],
+        passed=2,
+        denominator=3,
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        finished_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+    )
+    bodies = {"a" * 32: sign_grade(record, signer).to_bytes(), "c" * 32: b"not an envelope"}
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "0006")
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO owners (id, name, created_at) VALUES (1, 'o', :t)"),
+                {"t": datetime.now(UTC)},
+            )
+            for grade_id, body in bodies.items():
+                connection.execute(
+                    text(
+                        "INSERT INTO grades (id, owner_id, envelope_sha256, envelope,"
+                        " record_digest, key_id, corpus_id, corpus_digest, status, attempts,"
+                        " created_at) VALUES (:id, 1, :sha, :env, 'd', 'k', 'my-corpus', :cd,"
+                        " 'verified', 0, :t)"
+                    ),
+                    {
+                        "id": grade_id,
+                        "sha": grade_id * 2,
+                        "env": body,
+                        "cd": "a" * 64,
+                        "t": datetime.now(UTC),
+                    },
+                )
+        upgrade(engine)
+        columns = ", ".join(GRADE_SUMMARY)
+        with engine.connect() as connection:
+            rows = {
+                row[0]: dict(zip(GRADE_SUMMARY, row[1:], strict=True))
+                for row in connection.execute(text(f"SELECT id, {columns} FROM grades")).all()
+            }
+        filled = rows["a" * 32]
+        assert (filled["passed"], filled["denominator"], filled["trust"]) == (2, 3, "untrusted")
+        assert filled["build_digest"] == "b" * 64
+        assert filled["command_sha256"] == command_sha256(["/secret/candidate"])
+        assert "/secret" not in str(filled)  # only a digest of the command is kept
+        assert json.loads(filled["case_ids"]) == cases
+        assert filled["case_ids"].isascii()
+        assert filled["case_ids_sha256"] == hashlib.sha256(filled["case_ids"].encode()).hexdigest()
+        assert filled["passing"] == passing_bitmap([True, False, True]) == "a0"
+        assert set(rows["c" * 32].values()) == {None}  # unreadable: left NULL
+        downgrade(engine, "0006")
+        assert not set(GRADE_SUMMARY) & {c["name"] for c in inspect(engine).get_columns("grades")}
+        with engine.connect() as connection:
+            kept = connection.execute(text("SELECT count(*) FROM grades")).scalar_one()
+        assert kept == 2  # going down keeps the grades
+        upgrade(engine)
+        with engine.connect() as connection:
+            again = {
+                row[0]: dict(zip(GRADE_SUMMARY, row[1:], strict=True))
+                for row in connection.execute(text(f"SELECT id, {columns} FROM grades")).all()
+            }
+        assert again == rows
     finally:
         engine.dispose()

@@ -13,7 +13,13 @@ __all__ = ["Grade"]
 
 
 class Grade(Base):
-    """One uploaded signed grade record; ``status`` as for runs."""
+    """One uploaded signed grade record; ``status`` as for runs.
+
+    The summary columns (``passed`` to ``passing``) are what the grade pages
+    show and compare, copied from the record at upload (migration 0007 filled
+    them for older rows), so the pages never read an envelope to list or
+    compare grades. All NULL when the stored record does not read.
+    """
 
     __tablename__ = "grades"
 
@@ -31,3 +37,14 @@ class Grade(Base):
     error_kind: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    passed: Mapped[int | None] = mapped_column(Integer)
+    denominator: Mapped[int | None] = mapped_column(Integer)
+    trust: Mapped[str | None] = mapped_column(String(16))
+    build_digest: Mapped[str | None] = mapped_column(String(64))
+    command_sha256: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 of the candidate's command line (canonical JSON): a lineage's key, never shown."""
+    case_ids: Mapped[str | None] = mapped_column(Text)
+    """The record's case ids in its order, as a JSON array (ASCII)."""
+    case_ids_sha256: Mapped[str | None] = mapped_column(String(64))
+    passing: Mapped[str | None] = mapped_column(Text)
+    """Which cases passed: a bitmap over ``case_ids`` (bit 7 of byte 0 first), in hex."""

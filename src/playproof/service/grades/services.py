@@ -11,9 +11,11 @@ verify-grade --manifest`` gives on the same record.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -34,14 +36,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_GRADE_ATTEMPTS",
+    "SUMMARY_COLUMNS",
+    "command_sha256",
     "finish_grade",
     "get_grade",
     "grade_raised",
     "ingest_grade",
+    "passing_bitmap",
+    "passing_flags",
     "pending_grade_ids",
+    "record_in_envelope",
     "reverify_grade",
     "stored_grade_record",
     "stored_grade_report",
+    "summary_columns",
 ]
 
 MAX_GRADE_ATTEMPTS = 3
@@ -89,6 +97,7 @@ def ingest_grade(session: Session, owner_id: int, body: bytes) -> tuple[Grade, b
         corpus_digest=record.corpus_digest,
         status=RunStatus.PENDING.value,
         attempts=0,
+        **summary_columns(record),
     )
     return add_once(
         session, grade, lambda: session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
@@ -108,17 +117,80 @@ def _self_subject(payload: bytes) -> str:
 
 def stored_grade_record(grade: Grade) -> GradeRecord | None:
     """The grade record inside the stored envelope (None if it does not read)."""
+    return record_in_envelope(grade.envelope)
+
+
+def record_in_envelope(envelope: bytes) -> GradeRecord | None:
+    """The grade record inside a DSSE envelope, signature unchecked (None if it does not read).
+
+    Parses and validates the whole record: the pages never call it for a list
+    or a history, which read the summary columns instead.
+    """
     from playproof.corpus import GRADE_RECORD
 
     try:
         statement = parse_json(
-            parse_envelope(grade.envelope).payload_bytes(), limit=MAX_ENVELOPE_BYTES, what="grade"
+            parse_envelope(envelope).payload_bytes(), limit=MAX_ENVELOPE_BYTES, what="grade"
         )
         if not isinstance(statement, dict):
             return None
         return GRADE_RECORD.read(canonical_json(statement.get("predicate")))
     except (FormatError, ValueError):
         return None
+
+
+SUMMARY_COLUMNS = (
+    "passed",
+    "denominator",
+    "trust",
+    "build_digest",
+    "command_sha256",
+    "case_ids",
+    "case_ids_sha256",
+    "passing",
+)
+"""The columns of ``grades`` copied from the record, for the pages."""
+
+
+def command_sha256(command: Sequence[str]) -> str:
+    """The lineage key of a candidate command line: SHA-256 of its canonical JSON."""
+    return hashlib.sha256(canonical_json(list(command))).hexdigest()
+
+
+def passing_bitmap(flags: Sequence[bool]) -> str:
+    """``flags`` as a bitmap in hex: case ``i`` is bit ``7 - i % 8`` of byte ``i // 8``."""
+    packed = bytearray((len(flags) + 7) // 8)
+    for index, flag in enumerate(flags):
+        if flag:
+            packed[index // 8] |= 0x80 >> (index % 8)
+    return packed.hex()
+
+
+def passing_flags(bitmap: str, count: int) -> list[bool]:
+    """The ``count`` flags a :func:`passing_bitmap` holds."""
+    packed = bytes.fromhex(bitmap)
+    return [bool(packed[i // 8] & (0x80 >> (i % 8))) for i in range(count)]
+
+
+def summary_columns(record: GradeRecord | None) -> dict[str, Any]:
+    """The summary columns of a grade whose envelope holds ``record`` (all None: unreadable).
+
+    Case ids are JSON with every non-ASCII character escaped, so any id the
+    record can hold is stored on both databases.
+    """
+    if record is None:
+        return dict.fromkeys(SUMMARY_COLUMNS)
+    case_ids = json.dumps([r.case_id for r in record.results], separators=(",", ":"))
+    return {
+        "passed": record.passed,
+        "denominator": record.denominator,
+        "trust": record.trust,
+        "build_digest": record.candidate.build_digest,
+        "command_sha256": command_sha256(record.candidate.command),
+        "case_ids": case_ids,
+        "case_ids_sha256": hashlib.sha256(case_ids.encode("ascii")).hexdigest(),
+        "passing": passing_bitmap([r.passed for r in record.results]),
+    }
 
 
 def reverify_grade(envelope: bytes, key_pems: tuple[bytes, ...]) -> str:

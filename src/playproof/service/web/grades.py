@@ -1,7 +1,10 @@
 """What the corpus-grade pages show: the grades list, one grade's cases and its history.
 
-Built from the grades service (no HTTP here). A grade's cases come from its
-signed grade record; each case's suite and mode come from the manifest of the
+Built from the grades service (no HTTP here). The list and the history read
+only the summary columns ingest copies from each record (never an envelope:
+an anonymous page view must not cost a parse per grade shown). A grade's own
+cases, with their reasons, come from its signed grade record, the one
+envelope a grade page parses; each case's suite and mode come from the manifest of the
 shipped corpus the record pins (by digest), so a grade of a corpus this server
 does not ship shows its cases without them. The history of a grade is its
 lineage: the grades the same owner uploaded for the same corpus and the same
@@ -12,6 +15,7 @@ paths), each compared with the one before it.
 from __future__ import annotations
 
 import functools
+import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,7 +27,11 @@ from sqlalchemy.orm import Session
 from playproof.core.report import CheckResult
 from playproof.errors import PlayproofError
 from playproof.service.grades.models import Grade
-from playproof.service.grades.services import stored_grade_record, stored_grade_report
+from playproof.service.grades.services import (
+    passing_flags,
+    stored_grade_record,
+    stored_grade_report,
+)
 from playproof.service.log.services import as_utc
 from playproof.service.web.plots import suite_chart
 
@@ -128,34 +136,44 @@ class GradeView:
     history: list[HistoryStep]
 
 
-def _status(grade: Grade) -> str:
-    return grade.status if grade.status in {"verified", "rejected", "failed"} else "pending"
+def _status(status: str) -> str:
+    return status if status in {"verified", "rejected", "failed"} else "pending"
 
 
 def grade_list(session: Session, page: int) -> tuple[list[GradeLine], int, int]:
-    """A page of every grade, newest first; with the total and the page count."""
+    """A page of every grade, newest first; with the total and the page count.
+
+    Reads the summary columns only (NULL where a record does not read).
+    """
     total = session.scalar(select(func.count()).select_from(Grade)) or 0
-    grades = session.scalars(
-        select(Grade)
+    rows = session.execute(
+        select(
+            Grade.id,
+            Grade.corpus_id,
+            Grade.status,
+            Grade.passed,
+            Grade.denominator,
+            Grade.trust,
+            Grade.build_digest,
+            Grade.created_at,
+        )
         .order_by(Grade.created_at.desc(), Grade.id)
         .limit(GRADES_PAGE)
         .offset((page - 1) * GRADES_PAGE)
     )
-    lines = []
-    for grade in grades:
-        record = stored_grade_record(grade)
-        lines.append(
-            GradeLine(
-                id=grade.id,
-                corpus_id=grade.corpus_id,
-                status=_status(grade),
-                passed=record.passed if record else None,
-                denominator=record.denominator if record else None,
-                trust=record.trust if record else UNKNOWN,
-                build_digest=record.candidate.build_digest if record else "",
-                submitted_at=as_utc(grade.created_at),
-            )
+    lines = [
+        GradeLine(
+            id=row.id,
+            corpus_id=row.corpus_id,
+            status=_status(row.status),
+            passed=row.passed,
+            denominator=row.denominator,
+            trust=row.trust or UNKNOWN,
+            build_digest=row.build_digest or "",
+            submitted_at=as_utc(row.created_at),
         )
+        for row in rows
+    ]
     return lines, int(total), max(1, -(-int(total) // GRADES_PAGE))
 
 
@@ -175,11 +193,30 @@ def _shipped_cases(corpus_id: str, corpus_digest: str) -> dict[str, tuple[str, s
     return {case.id: (case.suite, case.mode) for case in manifest.cases}
 
 
-def _lineage(session: Session, grade: Grade, command: tuple[str, ...]) -> list[HistoryStep]:
-    """The grades of ``grade``'s lineage up to and including it, oldest first, with deltas."""
+_LINEAGE_COLUMNS = (
+    Grade.id,
+    Grade.status,
+    Grade.build_digest,
+    Grade.passed,
+    Grade.denominator,
+    Grade.created_at,
+    Grade.command_sha256,
+    Grade.case_ids_sha256,
+    Grade.passing,
+)
+"""What the history reads of each grade it scans: summary columns, never the envelope."""
+
+
+def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
+    """The grades of ``grade``'s lineage up to and including it, oldest first, with deltas.
+
+    The lineage is the grades among the ``MAX_LINEAGE_SCAN`` earlier ones of
+    the same owner and corpus whose command line has the same digest. Each
+    distinct case order among them is read (and its JSON parsed) once.
+    """
     earlier = list(
-        session.scalars(
-            select(Grade)
+        session.execute(
+            select(*_LINEAGE_COLUMNS)
             .where(
                 Grade.owner_id == grade.owner_id,
                 Grade.corpus_id == grade.corpus_id,
@@ -190,24 +227,29 @@ def _lineage(session: Session, grade: Grade, command: tuple[str, ...]) -> list[H
             .limit(MAX_LINEAGE_SCAN)
         )
     )
-    members = []
-    for candidate in [*reversed(earlier), grade]:
-        record = stored_grade_record(candidate)
-        if record is None or tuple(record.candidate.command) != command:
-            continue
-        members.append((candidate, record))
+    current = session.execute(select(*_LINEAGE_COLUMNS).where(Grade.id == grade.id)).one()
+    members = [
+        row
+        for row in [*reversed(earlier), current]
+        if current.command_sha256 is not None
+        and row.command_sha256 == current.command_sha256
+        and row.case_ids_sha256 is not None
+        and row.passing is not None
+    ]
+    orders = _case_orders(session, {row.case_ids_sha256: row.id for row in members})
     steps: list[HistoryStep] = []
     before: frozenset[str] | None = None
-    for member, record in members:
-        passing = frozenset(r.case_id for r in record.results if r.passed)
-        cases = [r.case_id for r in record.results]
+    for member in members:
+        cases = orders[member.case_ids_sha256]
+        flags = passing_flags(member.passing, len(cases))
+        passing = frozenset(c for c, flag in zip(cases, flags, strict=True) if flag)
         steps.append(
             HistoryStep(
                 id=member.id,
-                status=_status(member),
-                build_digest=record.candidate.build_digest,
-                passed=record.passed,
-                denominator=record.denominator,
+                status=_status(member.status),
+                build_digest=member.build_digest or "",
+                passed=member.passed or 0,
+                denominator=member.denominator or 0,
                 submitted_at=as_utc(member.created_at),
                 newly_passing=tuple(c for c in cases if c in passing and c not in (before or ())),
                 regressed=tuple(c for c in cases if c in (before or ()) and c not in passing),
@@ -217,6 +259,16 @@ def _lineage(session: Session, grade: Grade, command: tuple[str, ...]) -> list[H
         )
         before = passing
     return list(reversed(steps))
+
+
+def _case_orders(session: Session, holders: dict[str, str]) -> dict[str, list[str]]:
+    """The case ids of each case-order digest in ``holders`` (digest -> a grade holding it)."""
+    if not holders:
+        return {}
+    rows = session.execute(
+        select(Grade.case_ids_sha256, Grade.case_ids).where(Grade.id.in_(list(holders.values())))
+    )
+    return {digest: list(json.loads(ids or "[]")) for digest, ids in rows if digest in holders}
 
 
 def grade_view(session: Session, grade: Grade) -> GradeView | None:
@@ -241,7 +293,7 @@ def grade_view(session: Session, grade: Grade) -> GradeView | None:
     report = stored_grade_report(grade)
     return GradeView(
         id=grade.id,
-        status=_status(grade),
+        status=_status(grade.status),
         corpus_id=record.corpus_id,
         corpus_version=record.corpus_version,
         corpus_digest=record.corpus_digest,
@@ -261,5 +313,5 @@ def grade_view(session: Session, grade: Grade) -> GradeView | None:
         suites=suites,
         chart=suite_chart([(s.suite, s.passed, s.total) for s in suites]),
         checks=list(report.checks) if report is not None else [],
-        history=_lineage(session, grade, tuple(record.candidate.command)),
+        history=_lineage(session, grade),
     )
