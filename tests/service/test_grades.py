@@ -109,7 +109,8 @@ def test_a_trusted_grade_of_a_shipped_corpus_is_verified_only_under_its_controll
         service, _post(service, sign_grade(genuine, signer).to_bytes(), token).json()["id"]
     )
     assert done["status"] == "verified", done
-    proof = service.client.get(f"/api/v1/verifier/grades/{done['id']}").json()
+    genuine_id = done["id"]
+    proof = service.client.get(f"/api/v1/verifier/grades/{genuine_id}").json()
     assert (proof["record"]["trust"], proof["record"]["reward"]) == ("trusted", 1)
     assert proof["record"]["controller_key"] == CONTROLLER_ID
     borrowed = _record("blargg", manifest.digest, cases, **trusted, controller_key="e" * 64)
@@ -118,6 +119,14 @@ def test_a_trusted_grade_of_a_shipped_corpus_is_verified_only_under_its_controll
     )
     assert done["status"] == "rejected"
     assert any(f.startswith("corpus-pinned:") for f in done["failed_checks"]), done
+    # The pages state a trusted claim the server did not confirm as a claim, never as fact.
+    listing = service.client.get("/grades").text
+    assert listing.count("trusted (claimed)") == 1
+    page = " ".join(service.client.get(f"/grades/{done['id']}").text.split())
+    assert "as the record claims, not confirmed by the server" in page
+    confirmed = " ".join(service.client.get(f"/grades/{genuine_id}").text.split())
+    assert "not confirmed" not in confirmed
+    assert "trusted (reward 1)" in confirmed
 
 
 def test_a_forged_grade_is_refused_at_once_naming_the_check(

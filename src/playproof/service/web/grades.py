@@ -67,6 +67,11 @@ class GradeLine:
     build_digest: str
     submitted_at: datetime
 
+    @property
+    def trust_confirmed(self) -> bool:
+        """Whether the server's own check stands behind the record's word on trust."""
+        return self.status == "verified"
+
 
 @dataclass(frozen=True)
 class CaseLine:
@@ -134,6 +139,11 @@ class GradeView:
     chart: Markup
     checks: list[CheckResult]
     history: list[HistoryStep]
+
+    @property
+    def trust_confirmed(self) -> bool:
+        """Whether the server's own check stands behind the record's word on trust."""
+        return self.status == "verified"
 
 
 def _status(status: str) -> str:
