@@ -89,6 +89,12 @@ def test_the_grade_pages_parse_at_most_one_envelope_and_show_the_same(
     listing = service.client.get("/grades")
     assert listing.status_code == 200
     assert parsed == []  # the list reads no envelope
+    for grade_id in (ids[-1], "f" * 32):  # the API's status and proof read no envelope
+        assert service.client.get(f"/api/v1/grades/{grade_id}").status_code == 200
+        proof = service.client.get(f"/api/v1/verifier/grades/{grade_id}")
+        assert proof.status_code == 200
+    assert proof.json()["record"] is None  # the row whose envelope does not read
+    assert parsed == []
     page = service.client.get(f"/grades/{ids[-1]}")
     assert page.status_code == 200
     assert len(parsed) == 1  # the grade page reads its own record only, once

@@ -280,6 +280,7 @@ GRADE_SUMMARY = (
     "case_ids",
     "case_ids_sha256",
     "passing",
+    "record_document",
 )
 
 
@@ -344,6 +345,12 @@ def test_grades_stored_before_0007_get_their_summary_and_lose_it_going_down(
         assert filled["case_ids"].isascii()
         assert filled["case_ids_sha256"] == hashlib.sha256(filled["case_ids"].encode()).hexdigest()
         assert filled["passing"] == passing_bitmap([True, False, True]) == "a0"
+        document = json.loads(filled["record_document"])
+        assert (document["corpus_id"], document["passed"], document["reward"]) == (
+            "my-corpus",
+            2,
+            0,
+        )
         assert set(rows["c" * 32].values()) == {None}  # unreadable: left NULL
         downgrade(engine, "0006")
         assert not set(GRADE_SUMMARY) & {c["name"] for c in inspect(engine).get_columns("grades")}

@@ -15,10 +15,11 @@ __all__ = ["Grade"]
 class Grade(Base):
     """One uploaded signed grade record; ``status`` as for runs.
 
-    The summary columns (``passed`` to ``passing``) are what the grade pages
-    show and compare, copied from the record at upload (migration 0007 filled
-    them for older rows), so the pages never read an envelope to list or
-    compare grades. All NULL when the stored record does not read.
+    The summary columns (``passed`` to ``record_document``) are what the grade
+    pages and the proof document show and compare, copied from the record at
+    upload (migration 0007 filled them for older rows), so neither the pages
+    nor a proof read parse an envelope to list or compare grades. All NULL
+    when the stored record does not read.
     """
 
     __tablename__ = "grades"
@@ -26,7 +27,8 @@ class Grade(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("owners.id"), index=True)
     envelope_sha256: Mapped[str] = mapped_column(String(64), unique=True)
-    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    envelope: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    """Up to 16 MiB: read only where the record itself is needed (the server's check, a page)."""
     record_digest: Mapped[str] = mapped_column(String(64))
     key_id: Mapped[str] = mapped_column(String(64))
     corpus_id: Mapped[str] = mapped_column(String(128))
@@ -48,3 +50,5 @@ class Grade(Base):
     case_ids_sha256: Mapped[str | None] = mapped_column(String(64))
     passing: Mapped[str | None] = mapped_column(Text)
     """Which cases passed: a bitmap over ``case_ids`` (bit 7 of byte 0 first), in hex."""
+    record_document: Mapped[str | None] = mapped_column(Text)
+    """The proof document's ``record`` block (JSON), so a proof read parses no envelope."""

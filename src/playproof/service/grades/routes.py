@@ -17,7 +17,6 @@ from playproof.service.grades.models import Grade
 from playproof.service.grades.services import (
     get_grade,
     ingest_grade,
-    stored_grade_record,
     stored_grade_report,
 )
 from playproof.service.log.services import as_utc
@@ -50,24 +49,10 @@ def grade_status(grade: Grade) -> GradeStatusDocument:
 
 
 def _record(grade: Grade) -> GradeDocument | None:
-    record = stored_grade_record(grade)
-    if record is None:
+    """The record block stored at upload (None when the record does not read)."""
+    if grade.record_document is None:
         return None
-    return GradeDocument(
-        corpus_id=record.corpus_id,
-        corpus_version=record.corpus_version,
-        corpus_digest=record.corpus_digest,
-        candidate_build_digest=record.candidate.build_digest,
-        isolation=str(record.isolation),
-        sandbox=record.sandbox,
-        passed=record.passed,
-        denominator=record.denominator,
-        trust=record.trust,
-        controller_key=record.controller_key,
-        reward=record.reward,
-        started_at=as_utc(record.started_at),
-        finished_at=as_utc(record.finished_at),
-    )
+    return GradeDocument.model_validate_json(grade.record_document)
 
 
 def grade_proof(grade: Grade) -> GradeProofDocument:

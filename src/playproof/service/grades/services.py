@@ -24,7 +24,9 @@ from playproof.core.canonical import canonical_json, parse_json
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.errors import FormatError
 from playproof.service.db import utc_now
+from playproof.service.grades.documents import GradeDocument
 from playproof.service.grades.models import Grade
+from playproof.service.log.services import as_utc
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import RunStatus
@@ -43,6 +45,7 @@ __all__ = [
     "grade_raised",
     "ingest_grade",
     "passing_bitmap",
+    "record_document",
     "passing_flags",
     "pending_grade_ids",
     "record_in_envelope",
@@ -148,8 +151,9 @@ SUMMARY_COLUMNS = (
     "case_ids",
     "case_ids_sha256",
     "passing",
+    "record_document",
 )
-"""The columns of ``grades`` copied from the record, for the pages."""
+"""The columns of ``grades`` copied from the record, for the pages and the proof document."""
 
 
 def command_sha256(command: Sequence[str]) -> str:
@@ -190,7 +194,27 @@ def summary_columns(record: GradeRecord | None) -> dict[str, Any]:
         "case_ids": case_ids,
         "case_ids_sha256": hashlib.sha256(case_ids.encode("ascii")).hexdigest(),
         "passing": passing_bitmap([r.passed for r in record.results]),
+        "record_document": record_document(record).model_dump_json(),
     }
+
+
+def record_document(record: GradeRecord) -> GradeDocument:
+    """The public fields of ``record``: the proof document's ``record`` block."""
+    return GradeDocument(
+        corpus_id=record.corpus_id,
+        corpus_version=record.corpus_version,
+        corpus_digest=record.corpus_digest,
+        candidate_build_digest=record.candidate.build_digest,
+        isolation=str(record.isolation),
+        sandbox=record.sandbox,
+        passed=record.passed,
+        denominator=record.denominator,
+        trust=record.trust,
+        controller_key=record.controller_key,
+        reward=record.reward,
+        started_at=as_utc(record.started_at),
+        finished_at=as_utc(record.finished_at),
+    )
 
 
 def reverify_grade(envelope: bytes, key_pems: tuple[bytes, ...]) -> str:

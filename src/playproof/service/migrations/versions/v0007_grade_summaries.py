@@ -8,7 +8,8 @@ grade they showed (up to 50, and up to 200 earlier grades): seconds of CPU
 per anonymous page view with large records. This revision adds the summary
 columns ingest now writes (pass count, denominator, trust, build digest, a
 SHA-256 of the candidate's command line, the case ids in the record's order
-with their digest, and a bitmap of the passing cases) and fills them for
+with their digest, a bitmap of the passing cases, and the proof document's
+``record`` block, so a proof read parses no envelope either) and fills them for
 every stored grade from its envelope, parsed once. A grade whose envelope
 does not read keeps NULL, as a page showed it before (its record unknown).
 """
@@ -34,6 +35,7 @@ _TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "case_ids": sa.Text(),
     "case_ids_sha256": sa.String(64),
     "passing": sa.Text(),
+    "record_document": sa.Text(),
 }
 """The summary columns (all nullable) and their types."""
 
