@@ -19,6 +19,7 @@ from concurrent.futures import Executor, Future, as_completed
 from dataclasses import dataclass
 from time import monotonic
 
+from playproof.corpus._cgroup import MemoryCgroup
 from playproof.corpus._jail import Isolation, IsolationChoice, JailLimits, Sandbox
 from playproof.corpus._manifest import Corpus, CorpusCase
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
@@ -34,6 +35,7 @@ class CaseGroupResult:
     observations: tuple[CaseObservation, ...]
     isolation: Isolation
     sandbox: Sandbox | None = None
+    memory_cgroup: MemoryCgroup | None = None
 
 
 def case_groups(corpus: Corpus, cases_per_process: int) -> list[tuple[CorpusCase, ...]]:
@@ -66,7 +68,9 @@ def run_case_group(
         limits=limits,
         isolation=isolation,
     )
-    return CaseGroupResult(tuple(outcome.observations), outcome.isolation, outcome.sandbox)
+    return CaseGroupResult(
+        tuple(outcome.observations), outcome.isolation, outcome.sandbox, outcome.memory_cgroup
+    )
 
 
 def run_corpus_on(
@@ -99,11 +103,13 @@ def run_corpus_on(
     found: dict[str, CaseObservation] = {}
     isolations: set[Isolation] = set()
     sandboxes: set[Sandbox | None] = set()
+    memories: set[MemoryCgroup | None] = set()
     try:
         for done in as_completed(futures):
             result = done.result()
             isolations.add(result.isolation)
             sandboxes.add(result.sandbox)
+            memories.add(result.memory_cgroup)
             for observation in result.observations:
                 found[observation.case_id] = observation
                 if on_case is not None:
@@ -126,4 +132,12 @@ def run_corpus_on(
         wall_seconds=monotonic() - started,
         # Mixed layouts (not made today: a task is one group) are recorded as the weaker one.
         sandbox="per-slot" if "per-slot" in sandboxes else sandboxes.pop(),
+        memory_cgroup=_weakest(memories),
     )
+
+
+def _weakest(memories: set[MemoryCgroup | None]) -> MemoryCgroup | None:
+    """The bound every task had: ``none`` (or unknown) if one task had none, else a kind."""
+    if "none" in memories or None in memories:
+        return "none" if "none" in memories else None
+    return sorted(m for m in memories if m is not None)[0] if memories else None

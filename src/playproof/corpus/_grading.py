@@ -268,6 +268,7 @@ def grade_candidate(
         variants=pins,
         variant_seed_sha256=variants.seed_sha256 if variants and variants.per_case else None,
         sandbox=outcome.sandbox,
+        memory_cgroup=outcome.memory_cgroup,
     )
     return GradingRun(
         record=record, grade=result, observations=outcome.observations, outcome=outcome

@@ -39,6 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from playproof.corpus._cgroup import (
+    CGROUP_TASK_HEADROOM,
+    Cgroup,
+    CgroupLayout,
+    cgroup_layout,
+    join_command,
+    new_name,
+)
 from playproof.corpus._hiding import answers_files, masks
 from playproof.corpus._trees import remove_tree, walk_tree
 
@@ -93,6 +101,10 @@ class JailLimits:
     open_files: int = 256
     processes: int = 64
     """Processes and threads of the jail's uid (includes bubblewrap's own two)."""
+    total_memory_bytes: int = 4 * 1024**3
+    """Memory (no swap) all processes of one candidate process's control group may use
+    together, as root where a group can be made (``_cgroup``); the address-space limit
+    alone is per process, and 64 processes of 4 GiB would exhaust the grader's host."""
     wall_seconds: float = 120.0
     writable_bytes: int = 2 * 1024**3
     """Bytes on disk the writable folders may hold (a build is stopped past it)."""
@@ -161,17 +173,28 @@ def _bwrap_prefix(
     privileged: bool | None = None,
     tmp_mode: str = "01777",
     control: tuple[Path, str] | None = None,
+    binds: tuple[tuple[Path, str], ...] = (),
+    cgroup_namespace: bool = True,
 ) -> list[str]:
     """bubblewrap's argv up to the command, dropping to ``uid`` inside (root only).
 
     ``privileged`` (default: ``uid`` is set) runs bubblewrap as root with no user
     namespace. ``tmp_mode`` is the private /tmp's mode; ``control`` binds a host
-    folder at a path inside (the warm jail's, :mod:`playproof.corpus._warm`).
+    folder at a path inside (the warm jail's, :mod:`playproof.corpus._warm`), and
+    ``binds`` more after it (below it). ``cgroup_namespace=False`` keeps the host's
+    cgroup namespace (the warm jail's shell moves case processes between groups, which
+    a namespace rooted at its own group would refuse).
     """
     # As root, bubblewrap runs privileged (no user namespace) and setpriv drops to
     # the slot's uid inside, so the process limit applies; otherwise it is unprivileged.
     unshare = (
-        ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            *(["--unshare-cgroup-try"] if cgroup_namespace else []),
+        ]
         if (uid is not None if privileged is None else privileged)
         else ["--unshare-all"]
     )
@@ -195,6 +218,8 @@ def _bwrap_prefix(
     ]
     if control is not None:
         args += ["--bind", str(control[0]), control[1]]
+    for source, target in binds:
+        args += ["--bind", str(source), target]
     for path in sorted(spec.read_only, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
     for path in spec.writable:
@@ -351,6 +376,12 @@ class JailedProcess:
     uid: int | None
     scratch: Path
     stderr_path: Path
+    cgroup: Cgroup | None = None
+    """The control group bounding all its processes' memory (root, where one can be made)."""
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for the group's memory limit."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def stop(self) -> None:
         """Kill the candidate and everything it started."""
@@ -367,8 +398,10 @@ class JailedProcess:
                     stream.close()
 
     def discard(self) -> None:
-        """Remove the scratch folder (stderr file, fallback home)."""
+        """Remove the scratch folder (stderr file, fallback home) and the control group."""
         remove_tree(self.scratch)
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def kill_uid(uid: int) -> None:
@@ -471,12 +504,20 @@ def check_reachable(argv: list[str], spec: JailSpec, slot: int) -> None:
 
 
 def launch(
-    argv: list[str], spec: JailSpec, slot: int, *, merge_output: bool = False
+    argv: list[str],
+    spec: JailSpec,
+    slot: int,
+    *,
+    merge_output: bool = False,
+    cgroup: bool = False,
 ) -> JailedProcess:
     """Start ``argv`` in a jail for lane ``slot`` (its uid) with pipes on stdin and stdout.
 
     ``merge_output`` sends stdout to the stderr file instead (a build: nobody reads
-    a pipe from it, and a full pipe would stall it).
+    a pipe from it, and a full pipe would stall it). ``cgroup`` (root, bubblewrap,
+    where :func:`~playproof.corpus._cgroup.cgroup_layout` finds a hierarchy) starts
+    it in a control group of its own with ``spec.limits.total_memory_bytes`` for all
+    its processes together; OSError when the group cannot be made.
     """
     isolation = resolve_isolation(spec.isolation)
     uid = _jail_uid(slot)
@@ -496,8 +537,14 @@ def launch(
     for path in spec.writable:
         _give(path, uid)
     run_as = uid
+    group: Cgroup | None = None
     if isolation == "bubblewrap":
         command = [*_prlimit_prefix(spec.limits, extra), *_bwrap_prefix(spec, uid), *argv]
+        layout = cgroup_layout() if cgroup and uid is not None else None
+        if layout is not None:
+            group = _case_group(layout, spec.limits)
+            # The first process joins before it execs prlimit: all the sandbox starts is inside.
+            command = join_command(group, command)
         env = None
         cwd = None
         run_as = None  # bubblewrap starts as root and drops to ``uid`` inside
@@ -505,8 +552,39 @@ def launch(
         command = [*_prlimit_prefix(spec.limits, extra), *argv]
         env = _environment(spec, str(home))
         cwd = str(spec.workdir or home)
+    try:
+        process = _start(command, merge_output, stderr_path, env, cwd, run_as)
+    except BaseException:
+        if group is not None:
+            group.remove()
+        raise
+    return JailedProcess(
+        process=process,
+        isolation=isolation,
+        uid=uid,
+        scratch=scratch,
+        stderr_path=stderr_path,
+        cgroup=group,
+    )
+
+
+def _case_group(layout: CgroupLayout, limits: JailLimits) -> Cgroup:
+    """A new control group for one candidate process: its memory total and task limit."""
+    return Cgroup.make(
+        layout, new_name("case"), limits.total_memory_bytes, limits.processes + CGROUP_TASK_HEADROOM
+    )
+
+
+def _start(
+    command: list[str],
+    merge_output: bool,
+    stderr_path: Path,
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    run_as: int | None,
+) -> subprocess.Popen[bytes]:
     with stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=stderr if merge_output else subprocess.PIPE,
@@ -519,9 +597,6 @@ def launch(
             extra_groups=[] if run_as is not None else None,
             close_fds=True,
         )
-    return JailedProcess(
-        process=process, isolation=isolation, uid=uid, scratch=scratch, stderr_path=stderr_path
-    )
 
 
 def _give(path: Path, uid: int | None) -> None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from playproof.core.canonical import validate_strict
 from playproof.core.report import CheckResult, VerificationReport
+from playproof.corpus._cgroup import MemoryCgroup
 from playproof.corpus._grader import CaseResult, Grade
 from playproof.corpus._jail import Isolation, JailLimits, Sandbox
 from playproof.corpus._manifest import CorpusManifest
@@ -71,6 +72,10 @@ class GradeRecord(BaseModel):
     """Under bubblewrap: ``per-process`` (a new sandbox for every candidate process) or
     ``per-slot`` (the warm jail: one sandbox per grading slot, each process in namespaces and
     a uid of its own). None under rlimits, and in records written before it was kept."""
+    memory_cgroup: MemoryCgroup | None = None
+    """What bounded each candidate process's memory in total: control groups (``v2`` or
+    ``v1``), or ``none`` (only the per-process limits). None in records written before it
+    was kept."""
     limits: dict[str, float]
     cases_per_process: Annotated[int, Field(ge=1)] = 1
     """How many cases one candidate process served (groups fixed by the manifest)."""
@@ -144,6 +149,7 @@ def grade_record(
     variants: tuple[VariantPin, ...] = (),
     variant_seed_sha256: str | None = None,
     sandbox: Sandbox | None = None,
+    memory_cgroup: MemoryCgroup | None = None,
 ) -> GradeRecord:
     """The record of grading ``candidate`` on ``manifest`` (untrusted unless ``trust`` says)."""
     from importlib.metadata import version
@@ -156,12 +162,14 @@ def grade_record(
         candidate=candidate,
         isolation=isolation,
         sandbox=sandbox,
+        memory_cgroup=memory_cgroup,
         limits={
             "cpu_seconds": limits.cpu_seconds,
             "address_space_bytes": limits.address_space_bytes,
             "file_size_bytes": limits.file_size_bytes,
             "open_files": limits.open_files,
             "processes": limits.processes,
+            "total_memory_bytes": limits.total_memory_bytes,
             "wall_seconds": limits.wall_seconds,
         },
         cases_per_process=max(1, cases_per_process),

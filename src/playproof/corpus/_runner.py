@@ -27,6 +27,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from playproof.core.canonical import sha256_hex
+from playproof.corpus._cgroup import MemoryCgroup, memory_cgroup_in_use
 from playproof.corpus._jail import (
     Isolation,
     IsolationChoice,
@@ -141,6 +142,8 @@ class RunOutcome:
     wall_seconds: float
     sandbox: Sandbox | None = None
     """None under rlimits (no sandbox at all)."""
+    memory_cgroup: MemoryCgroup | None = None
+    """Which control groups bounded each candidate process's total memory (``none``: none)."""
 
 
 def _regs(text: str) -> dict[str, int]:
@@ -276,6 +279,8 @@ class _Live:
 
     jailed: Jailed
     channel: CandidateChannel | None = None
+    oom_kills: int = 0
+    """Its group's OOM kills when its last case ended (a new one rises only in this case)."""
 
 
 class _Slot:
@@ -295,15 +300,17 @@ class _Slot:
         lanes: tuple[int, int],
         prestart: bool = True,
         warm: bool = False,
+        cgroup: bool = False,
     ):
         self.candidate = candidate
         self.spec = spec
         self.lanes = lanes
         self.lane = 0
         self.prestart = prestart
+        self.cgroup = cgroup
         self.current: _Live | None = None
         self.spare: Jailed | None = None
-        self.warm = WarmJail(list(candidate.command), spec) if warm else None
+        self.warm = WarmJail(list(candidate.command), spec, cgroup=cgroup) if warm else None
 
     def _launch(self) -> Jailed:
         # Lanes alternate, so a spare never shares a uid with the process the
@@ -312,7 +319,7 @@ class _Slot:
         self.lane = 1 - self.lane
         if self.warm is not None:
             return self.warm.start(lane)
-        return launch(list(self.candidate.command), self.spec, lane)
+        return launch(list(self.candidate.command), self.spec, lane, cgroup=self.cgroup)
 
     def _prestart(self) -> None:
         try:
@@ -352,6 +359,13 @@ class _Slot:
             outcome, detail = "protocol-error", str(exc)
         except OSError as exc:
             outcome, detail = "crash", f"could not start or talk to the candidate: {exc}"
+        if self.current is not None:
+            # Past its group's memory limit the kernel killed one of the candidate's
+            # processes (all of them under cgroup v2): whatever else happened, that is why.
+            kills = self.current.jailed.oom_kills()
+            if kills > self.current.oom_kills:
+                outcome, detail = "crash", _memory_limit(self.spec.limits, kills)
+                self.current.oom_kills = kills
         tail = ""
         if outcome != "ok" and self.current is not None:
             jailed = self.current.jailed
@@ -398,6 +412,14 @@ class _Slot:
             spare.discard()
         if self.warm is not None:
             self.warm.close()
+
+
+def _memory_limit(limits: JailLimits, kills: int) -> str:
+    return (
+        f"memory limit: the candidate's processes together passed "
+        f"{limits.total_memory_bytes // 2**20} MiB and the kernel killed "
+        f"{'one of them' if kills == 1 else f'{kills} of them'}"
+    )
 
 
 def run_corpus(
@@ -457,7 +479,7 @@ def run_corpus(
 
     def serve(slot: int, lanes: tuple[int, ...]) -> None:
         pair = (lanes[LANES_PER_SLOT * slot], lanes[LANES_PER_SLOT * slot + 1])
-        runner = _Slot(candidate, spec, pair, prestart, warm=use_warm)
+        runner = _Slot(candidate, spec, pair, prestart, warm=use_warm, cgroup=cgroup)
         try:
             while (group := take()) is not None:
                 for position, case in enumerate(group, start=1):
@@ -474,6 +496,9 @@ def run_corpus(
     workers = max(1, min(jobs, len(todo)))
     # A slot that starts one process only would pay for a sandbox and a shell for nothing.
     use_warm = warm and len(todo) > workers and warm_usable(spec)
+    # Groups are made by root for a bubblewrap jail (its first process joins before exec).
+    memory = memory_cgroup_in_use(chosen == "bubblewrap")
+    cgroup = memory != "none"
     with (
         reserve_lanes(LANES_PER_SLOT * workers) as lanes,
         ThreadPoolExecutor(max_workers=workers) as pool,
@@ -486,4 +511,5 @@ def run_corpus(
         isolation=chosen,
         wall_seconds=time.monotonic() - started,
         sandbox=None if chosen == "rlimits" else "per-slot" if use_warm else "per-process",
+        memory_cgroup=memory,
     )

@@ -15,11 +15,23 @@ view (they see each other's process ids, and cannot signal or trace them:
 other uids).
 
 Files: ``/tmp`` belongs to root (0755) and each case gets ``/tmp/<n>`` (its
-``HOME`` and ``TMPDIR``, 0700, the case's uid), removed from outside after
-the case (through a handle on the sandbox's /tmp kept open from outside, so a
-reused process id can never redirect it), so a case leaves nothing for a
-later one. The candidate's stdin and stdout are FIFOs in a root-only folder
-bound into the sandbox; its stderr and exit status are files there.
+``HOME`` and ``TMPDIR``, 0700, the case's uid): a tmpfs of its own that the
+shell mounts before the candidate starts (at most :data:`CASE_HOME_BYTES`
+and :data:`CASE_HOME_FILES`) and unmounts after it, which frees everything
+in it at once however many files the candidate made (removing 200 000 files
+one by one took seconds per case). The empty folder is removed from outside
+(through a handle on the sandbox's /tmp kept open from outside, so a reused
+process id can never redirect it), so a case leaves nothing for a later one.
+
+Memory: as root where a control group can be made (``_cgroup``), the slot
+has a group with the sandbox's own processes in a ``sandbox`` group below
+it, and each case a ``case-<n>`` group beside that with the total memory
+and task limits; the shell's fork joins the case's group (bound into the
+sandbox under the root-only control folder) before it mounts the home or
+starts the candidate, so everything the candidate starts is inside.
+
+The candidate's stdin and stdout are FIFOs in a root-only folder bound into
+the sandbox; its stderr and exit status are files there.
 
 Only used as root with bubblewrap (the shell must change uid) and for
 candidates with no writable folders; everything else starts a fresh sandbox
@@ -42,9 +54,17 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from playproof.corpus._cgroup import (
+    CGROUP_TASK_HEADROOM,
+    Cgroup,
+    cgroup_layout,
+    join_command,
+    new_name,
+)
 from playproof.corpus._jail import (
     JAIL_UID_BASE,
     SWEEP_SECONDS,
+    TMPFS_BYTES,
     JailSpec,
     _bwrap_prefix,
     _prlimit_prefix,
@@ -64,23 +84,48 @@ OPEN_SECONDS = 10.0
 STATUS_SECONDS = 2.0
 """How long a killed case's exit status may take to be written."""
 MAX_INFO_BYTES = 4096
+CASE_HOME_BYTES = TMPFS_BYTES
+"""Bytes a case's home (its own tmpfs) may hold; the pages count against its memory too."""
+CASE_HOME_FILES = 16_384
+"""Files and folders a case's home may hold: what its unmount frees is bounded by it."""
 
 # The shell in the sandbox (root): one line ``<n> <uid>`` per case on stdin. $1 is
 # the working directory ('' for the case's own folder), the rest the candidate's argv.
-LAUNCHER = r"""
+# The fork joins the case's control groups (when the grader made them: the glob then
+# matches), mounts the home, runs the candidate, and unmounts the home (lazily: a
+# killed candidate's last references go with it) before it writes the status, so the
+# grader knows the home is free once the status is there.
+LAUNCHER = (
+    r"""
 workdir=$1
 shift
 echo ready
 while read -r n uid; do
   (
     home=/tmp/$n
-    cd "${workdir:-$home}" || { echo 126 >"CONTROL/$n.status"; exit 1; }
-    HOME=$home TMPDIR=$home unshare --ipc --net --setgid="$uid" --setuid="$uid" -- "$@" \
-      >"CONTROL/$n.out" <"CONTROL/$n.in" 2>"CONTROL/$n.err"
-    echo "$?" >"CONTROL/$n.status"
+    for procs in CONTROL/cgroup/*/case-$n/cgroup.procs; do
+      [ -e "$procs" ] || continue
+      echo 0 >"$procs" || { echo 125 >"CONTROL/$n.status"; exit 1; }
+    done
+    options=size=HOMEBYTES,nr_inodes=HOMEFILES,mode=0700,uid=$uid,gid=$uid,nosuid,nodev
+    mount -t tmpfs -o "$options" playproof-home "$home" ||
+      { echo 125 >"CONTROL/$n.status"; exit 1; }
+    if cd "${workdir:-$home}"; then
+      HOME=$home TMPDIR=$home unshare --ipc --net --setgid="$uid" --setuid="$uid" -- "$@" \
+        >"CONTROL/$n.out" <"CONTROL/$n.in" 2>"CONTROL/$n.err"
+      status=$?
+    else
+      status=126
+    fi
+    cd /
+    umount -l "$home"
+    echo "$status" >"CONTROL/$n.status"
   ) &
 done
 """.replace("CONTROL", CONTROL)
+    .replace("HOMEBYTES", str(CASE_HOME_BYTES))
+    .replace("HOMEFILES", str(CASE_HOME_FILES))
+)
 
 
 def warm_usable(spec: JailSpec) -> bool:
@@ -132,12 +177,24 @@ class _CaseProcess:
 class WarmCase:
     """One case's candidate in a warm jail; the same interface the runner uses for a jail."""
 
-    def __init__(self, jail: WarmJail, number: int, uid: int, process: _CaseProcess) -> None:
+    def __init__(
+        self,
+        jail: WarmJail,
+        number: int,
+        uid: int,
+        process: _CaseProcess,
+        cgroup: Cgroup | None = None,
+    ) -> None:
         self.jail = jail
         self.number = number
         self.uid = uid
         self.process = process
         self.stderr_path = jail.control / f"{number}.err"
+        self.cgroup = cgroup
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for the group's memory limit."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def stop(self) -> None:
         """Kill every process of the case's uid and close the pipes.
@@ -152,16 +209,35 @@ class WarmCase:
                 stream.close()
 
     def discard(self) -> None:
-        """Remove the case's folder in the sandbox and its control files."""
+        """Remove the case's folder in the sandbox, its control files and control group.
+
+        The shell writes the status once it unmounted the case's home, so that is
+        waited for (bounded): the folder is then empty, and removing it costs nothing.
+        """
+        self.process.wait(STATUS_SECONDS)
         self.jail.forget(self.number)
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 class WarmJail:
     """A sandbox kept for one pool slot's cases (module docstring)."""
 
-    def __init__(self, argv: list[str], spec: JailSpec) -> None:
+    def __init__(self, argv: list[str], spec: JailSpec, *, cgroup: bool = False) -> None:
+        """``cgroup``: bound each case's memory in a control group where one can be made."""
         self.argv = list(argv)
         self.spec = spec
+        layout = cgroup_layout() if cgroup else None
+        self._group: Cgroup | None = None
+        """The slot's group: the sandbox's own group and every case's are below it."""
+        self._sandbox_group: Cgroup | None = None
+        if layout is not None:
+            self._group = Cgroup.make(layout, new_name("slot"), None, None, nest=True)
+            try:
+                self._sandbox_group = Cgroup.make(layout, "sandbox", None, None, parent=self._group)
+            except OSError:
+                self._group.remove()
+                raise
         self._lock = threading.Lock()
         self._next = 0
         self._sandbox: subprocess.Popen[bytes] | None = None
@@ -174,8 +250,20 @@ class WarmJail:
 
     def _start_sandbox(self) -> None:
         """Start the sandbox and its shell; wait until it says it is ready."""
+        group = self._group
+        binds = (
+            tuple((path, f"{CONTROL}/cgroup/{index}") for index, path in enumerate(group.paths))
+            if group is not None
+            else ()
+        )
         prefix = _bwrap_prefix(
-            self.spec, None, privileged=True, tmp_mode="0755", control=(self.control, CONTROL)
+            self.spec,
+            None,
+            privileged=True,
+            tmp_mode="0755",
+            control=(self.control, CONTROL),
+            binds=binds,
+            cgroup_namespace=group is None,
         )
         workdir = str(self.spec.workdir) if self.spec.workdir is not None else ""
         info_read, info_write = os.pipe()
@@ -192,6 +280,8 @@ class WarmJail:
             workdir,
             *self.argv,
         ]
+        if self._sandbox_group is not None:
+            command = join_command(self._sandbox_group, command)
         try:
             sandbox = subprocess.Popen(
                 command,
@@ -242,8 +332,19 @@ class WarmJail:
             number = self._next
             sandbox, tmp = self._sandbox, self._tmp
         kill_uid(uid)  # nothing of an earlier case may count against this one's limits
+        group: Cgroup | None = None
         try:
-            return self._start_case(sandbox, tmp, number, uid)
+            if self._group is not None:
+                limits = self.spec.limits
+                tasks = limits.processes + CGROUP_TASK_HEADROOM
+                group = Cgroup.make(
+                    self._group.layout,
+                    f"case-{number}",
+                    limits.total_memory_bytes,
+                    tasks,
+                    parent=self._group,
+                )
+            return self._start_case(sandbox, tmp, number, uid, group)
         except BaseException:
             # The shell's fork may be left waiting on a FIFO: a new sandbox for the next
             # case. It is ended (everything in it gone) before the case's files go.
@@ -256,10 +357,17 @@ class WarmJail:
                 if self._sandbox is None:
                     self._close_handles()
             self.forget(number)
+            if group is not None:
+                group.remove()
             raise
 
     def _start_case(
-        self, sandbox: subprocess.Popen[bytes], tmp: int, number: int, uid: int
+        self,
+        sandbox: subprocess.Popen[bytes],
+        tmp: int,
+        number: int,
+        uid: int,
+        group: Cgroup | None,
     ) -> WarmCase:
         stdin_path, stdout_path = self.control / f"{number}.in", self.control / f"{number}.out"
         status_path = self.control / f"{number}.status"
@@ -284,7 +392,7 @@ class WarmJail:
         process = _CaseProcess(
             os.fdopen(writer, "wb", buffering=0), os.fdopen(reader, "rb", buffering=0), status_path
         )
-        return WarmCase(self, number, uid, process)
+        return WarmCase(self, number, uid, process, group)
 
     def forget(self, number: int) -> None:
         """Remove case ``number``'s folder in the sandbox and its control files.
@@ -310,6 +418,9 @@ class WarmJail:
         with self._lock:
             self._close_handles()
         remove_tree(self.control)
+        if self._group is not None:
+            self._group.remove()  # the sandbox's group and any case's left below it
+            self._group = None
 
     def _close_handles(self) -> None:
         for name in ("_tmp", "_init"):

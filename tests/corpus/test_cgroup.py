@@ -1,0 +1,134 @@
+"""A candidate's processes share one memory total, and cleaning up its home costs little.
+
+The jail's rlimits bound each process (address space) and each uid
+(processes); a candidate whose processes each stay under them could still
+exhaust the grader's host together. As root each candidate process runs in a
+control group of its own; these tests grade a candidate that forks children
+whose memory passes the total while each stays far under the per-process
+limit, and one that fills its home with as many files as it can.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from playproof.corpus import JailLimits, _cgroup, bubblewrap_usable, grade_candidate, load_corpus
+from playproof.corpus._cgroup import MemoryContainmentWarning, cgroup_layout
+from playproof.corpus._jail import JAIL_UID_BASE, JailSpec, _processes_of
+from playproof.corpus._record import GradeRecord
+from playproof.corpus._runner import LANES_PER_SLOT
+from playproof.corpus._warm import CASE_HOME_FILES, warm_usable
+
+TOTAL = 256 * 1024**2
+"""A small total, so the test needs little memory: 4 children of 96 MiB pass it."""
+LIMITS = JailLimits(wall_seconds=10.0, cpu_seconds=20, total_memory_bytes=TOTAL)
+needs_cgroup = pytest.mark.skipif(
+    not bubblewrap_usable() or cgroup_layout() is None,
+    reason="needs root, bubblewrap and a writable cgroup hierarchy",
+)
+
+
+def _groups() -> set[Path]:
+    layout = cgroup_layout()
+    assert layout is not None
+    return {child for folder in layout.folders for child in folder.iterdir() if child.is_dir()}
+
+
+def _no_jail_processes_left() -> None:
+    for _ in range(50):
+        left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
+        if left == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{left} processes of the jail uids are still running")
+
+
+@needs_cgroup
+@pytest.mark.parametrize("warm", [True, False])
+def test_processes_that_pass_the_total_together_fail_their_case_only(
+    subset: Any, cheat: Any, warm: bool
+) -> None:
+    before = _groups()
+    corpus = load_corpus(subset.manifest, subset.roms)
+    hog = cheat("memory_hog", HOG_CHILDREN="4", HOG_MIB="96")
+    # Each child (96 MiB) is far under the 4 GiB per-process address space; together
+    # (384 MiB) they pass the 256 MiB total.
+    assert LIMITS.address_space_bytes > 96 * 1024**2
+    run = grade_candidate(corpus, subset.answers, hog, jobs=1, limits=LIMITS, warm=warm)
+    # The grading went on past every case (this process survived to see it) ...
+    assert len(run.grade.results) == run.grade.denominator == 4
+    assert run.grade.passed == 0
+    # ... and each case failed for the memory limit, said as such.
+    for result in run.grade.results:
+        assert "memory limit" in result.reason, result.reason
+        assert f"{TOTAL // 2**20} MiB" in result.reason
+    assert run.record.memory_cgroup == cgroup_layout().kind  # type: ignore[union-attr]
+    assert run.record.limits["total_memory_bytes"] == TOTAL
+    assert run.record.sandbox == ("per-slot" if warm else "per-process")
+    # No group is left behind, nor any process of the jail's uids.
+    assert _groups() == before
+    _no_jail_processes_left()
+
+
+@needs_cgroup
+def test_a_candidate_under_the_total_is_not_touched(subset: Any, cheat: Any) -> None:
+    corpus = load_corpus(subset.manifest, subset.roms)
+    calm = cheat("memory_hog", HOG_CHILDREN="2", HOG_MIB="32")
+    run = grade_candidate(corpus, subset.answers, calm, jobs=1, limits=LIMITS)
+    assert all(o.outcome == "ok" for o in run.observations)
+    assert all("memory" not in r.reason for r in run.grade.results)
+
+
+@pytest.mark.skipif(
+    not bubblewrap_usable(), reason="the fallback is recorded for a bubblewrap grading"
+)
+def test_without_a_group_the_grade_says_so_and_one_warning_does(
+    subset: Any, cheat: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cgroup, "cgroup_layout", lambda: None)
+    monkeypatch.setattr(_cgroup, "_said", [])
+    corpus = load_corpus(subset.manifest, subset.roms)
+
+    def twice() -> list[str | None]:
+        return [
+            grade_candidate(
+                corpus, subset.answers, cheat("always_passed"), limits=LIMITS
+            ).record.memory_cgroup
+            for _ in range(2)
+        ]
+
+    with pytest.warns(MemoryContainmentWarning, match="not in total") as caught:
+        recorded = twice()
+    assert len([w for w in caught if w.category is MemoryContainmentWarning]) == 1
+    assert recorded == ["none", "none"]
+
+
+def test_a_record_written_before_the_field_still_reads(subset: Any, cheat: Any) -> None:
+    corpus = load_corpus(subset.manifest, subset.roms)
+    run = grade_candidate(corpus, subset.answers, cheat("always_passed"), limits=LIMITS)
+    old = run.record.to_json()
+    old.pop("memory_cgroup")
+    old["limits"].pop("total_memory_bytes")
+    assert GradeRecord.model_validate(old).memory_cgroup is None
+
+
+@pytest.mark.skipif(not warm_usable(JailSpec()), reason="the warm jail needs root and bubblewrap")
+def test_a_home_full_of_files_is_bounded_and_freed_at_once(subset: Any, cheat: Any) -> None:
+    """200 000 files in a warm case's home took about 0.9 s each to remove; now it stops."""
+    corpus = load_corpus(subset.manifest, subset.roms)
+    before = set(os.listdir("/tmp"))
+    run = grade_candidate(
+        corpus, subset.answers, cheat("many_files", FILES="200000"), jobs=1, limits=LIMITS
+    )
+    assert run.record.sandbox == "per-slot"
+    for observation in run.observations:
+        assert f"made {CASE_HOME_FILES - 1} files" in observation.stderr_tail
+        assert "No space left on device" in observation.stderr_tail
+    left = {name for name in set(os.listdir("/tmp")) - before if name.startswith("playproof-")}
+    assert left == set()
+    _no_jail_processes_left()
