@@ -18,9 +18,9 @@ def _counting_launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     lanes: list[int] = []
     real = _jail.launch
 
-    def counted(argv: list[str], spec: Any, slot: int) -> Any:
+    def counted(argv: list[str], spec: Any, slot: int, **options: Any) -> Any:
         lanes.append(slot)
-        return real(argv, spec, slot)
+        return real(argv, spec, slot, **options)
 
     monkeypatch.setattr(_runner, "launch", counted)
     real_warm = WarmJail.start

@@ -92,9 +92,10 @@ CASE_HOME_FILES = 16_384
 # The shell in the sandbox (root): one line ``<n> <uid>`` per case on stdin. $1 is
 # the working directory ('' for the case's own folder), the rest the candidate's argv.
 # The fork joins the case's control groups (when the grader made them: the glob then
-# matches), mounts the home, runs the candidate, and unmounts the home (lazily: a
-# killed candidate's last references go with it) before it writes the status, so the
-# grader knows the home is free once the status is there.
+# matches) in an inner fork that then execs the candidate, so the fork itself stays in
+# the sandbox's group: killing what is left in the case's group never stops it from
+# writing the status and then unmounting (lazily: a killed candidate's last references
+# go with it) and removing the home, off the grader's path.
 LAUNCHER = (
     r"""
 workdir=$1
@@ -103,23 +104,24 @@ echo ready
 while read -r n uid; do
   (
     home=/tmp/$n
-    for procs in CONTROL/cgroup/*/case-$n/cgroup.procs; do
-      [ -e "$procs" ] || continue
-      echo 0 >"$procs" || { echo 125 >"CONTROL/$n.status"; exit 1; }
-    done
     options=size=HOMEBYTES,nr_inodes=HOMEFILES,mode=0700,uid=$uid,gid=$uid,nosuid,nodev
     mount -t tmpfs -o "$options" playproof-home "$home" ||
       { echo 125 >"CONTROL/$n.status"; exit 1; }
     if cd "${workdir:-$home}"; then
-      HOME=$home TMPDIR=$home unshare --ipc --net --setgid="$uid" --setuid="$uid" -- "$@" \
-        >"CONTROL/$n.out" <"CONTROL/$n.in" 2>"CONTROL/$n.err"
+      (
+        for procs in CONTROL/cgroup/*/case-$n/cgroup.procs; do
+          [ -e "$procs" ] || continue
+          echo 0 >"$procs" || exit 125
+        done
+        HOME=$home TMPDIR=$home exec unshare --ipc --net --setgid="$uid" --setuid="$uid" -- "$@"
+      ) >"CONTROL/$n.out" <"CONTROL/$n.in" 2>"CONTROL/$n.err"
       status=$?
     else
       status=126
     fi
-    cd /
-    umount -l "$home"
     echo "$status" >"CONTROL/$n.status"
+    cd /
+    umount -l "$home" && rmdir "$home"
   ) &
 done
 """.replace("CONTROL", CONTROL)
@@ -209,12 +211,7 @@ class WarmCase:
                 stream.close()
 
     def discard(self) -> None:
-        """Remove the case's folder in the sandbox, its control files and control group.
-
-        The shell writes the status once it unmounted the case's home, so that is
-        waited for (bounded): the folder is then empty, and removing it costs nothing.
-        """
-        self.process.wait(STATUS_SECONDS)
+        """Remove the case's control files and control group (the shell removes its home)."""
         self.jail.forget(self.number)
         if self.cgroup is not None:
             self.cgroup.remove()
@@ -395,15 +392,19 @@ class WarmJail:
         return WarmCase(self, number, uid, process, group)
 
     def forget(self, number: int) -> None:
-        """Remove case ``number``'s folder in the sandbox and its control files.
+        """Remove case ``number``'s control files (and its folder, if never mounted on).
 
         The shell may write the case's status file a moment after this (a killed
         candidate's fork writes it once it has waited): such late files go with
-        the control folder when the jail closes.
+        the control folder when the jail closes. The shell unmounts and removes the
+        case's home itself after the status; only a folder it never mounted on (the
+        case did not start) is still empty here. A mounted one is never walked: its
+        unmount frees it at once, while removing it file by file costs seconds.
         """
         with self._lock:
             if self._tmp is not None:
-                remove_tree(str(number), dir_fd=self._tmp)
+                with contextlib.suppress(OSError):
+                    os.rmdir(str(number), dir_fd=self._tmp)
         for suffix in ("in", "out", "err", "status"):
             with contextlib.suppress(OSError):
                 (self.control / f"{number}.{suffix}").unlink()
