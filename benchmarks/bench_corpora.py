@@ -47,6 +47,7 @@ from playproof.corpus import (
     run_corpus,
     shipped_paths,
 )
+from playproof.corpus._cgroup import memory_cgroup_in_use
 from playproof.corpus._jail import JailLimits, JailSpec, reserve_lanes
 from playproof.corpus._manifest import Corpus
 from playproof.corpus._protocol import ProtocolBreach
@@ -116,7 +117,8 @@ def warm_jail_start() -> float | None:
     spec = JailSpec(limits=JailLimits())
     if not warm_usable(spec):
         return None
-    jail = WarmJail(list(SH_RESPONDER), spec)
+    # With the control groups a grading as root uses, so their cost is counted too.
+    jail = WarmJail(list(SH_RESPONDER), spec, cgroup=memory_cgroup_in_use(True) != "none")
     extra: list[float] = []
     try:
         with reserve_lanes(2) as lanes:

@@ -44,6 +44,7 @@ from playproof.corpus import (
     run_corpus,
     shipped_paths,
 )
+from playproof.corpus._cgroup import memory_cgroup_in_use
 from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
 from playproof.corpus._protocol import CandidateChannel
 from playproof.corpus._runner import RESULT_BLOCK_BYTES
@@ -99,7 +100,9 @@ def candidate_start(
     started = time.perf_counter()
     if lane is not None:
         jail = JailSpec(read_only=read_only, limits=JailLimits())
-        process = launch(list(command), jail, lane)
+        # With the control group a grading as root uses, so its cost is counted too.
+        cgroup = memory_cgroup_in_use(True) != "none"
+        process = launch(list(command), jail, lane, cgroup=cgroup)
         _hello(process.process)
         process.stop()
         process.discard()
