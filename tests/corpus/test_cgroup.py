@@ -132,3 +132,31 @@ def test_a_home_full_of_files_is_bounded_and_freed_at_once(subset: Any, cheat: A
     left = {name for name in set(os.listdir("/tmp")) - before if name.startswith("playproof-")}
     assert left == set()
     _no_jail_processes_left()
+
+
+@needs_cgroup
+def test_groups_a_dead_grader_left_are_removed_with_what_runs_in_them() -> None:
+    import subprocess
+
+    layout = cgroup_layout()
+    assert layout is not None
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    stale = _cgroup.Cgroup.make(layout, f"slot-{ended.pid}-1", None, None, nest=True)
+    case = _cgroup.Cgroup.make(layout, "case-1", TOTAL, 4, parent=stale)
+    sleeper = subprocess.Popen(_cgroup.join_command(case, ["sleep", "60"]))
+    try:
+        time.sleep(0.2)
+        assert case._pids() == [sleeper.pid]
+        kept = _cgroup.Cgroup.make(layout, f"slot-{os.getpid()}-999", None, None, nest=True)
+        try:
+            _cgroup._remove_stale(layout)
+            assert not any(path.exists() for path in stale.paths)
+            assert all(path.exists() for path in kept.paths)  # a live grader's group stays
+            assert sleeper.wait(timeout=5) != 0  # killed with its group
+        finally:
+            kept.remove()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        stale.remove()

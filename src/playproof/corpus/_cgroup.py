@@ -131,8 +131,40 @@ def cgroup_layout() -> CgroupLayout | None:
             Cgroup.make(layout, f"probe-{os.getpid()}", 1024**3, 1).remove()
         except OSError:
             continue
+        _remove_stale(layout)
         return layout
     return None
+
+
+def _owner_gone(name: str) -> bool:
+    """Whether the grader process named in a group's name (see :func:`new_name`) has ended.
+
+    A name that does not parse, or a pid that is alive (or reused), counts as not gone.
+    """
+    parts = name.split("-")
+    if len(parts) < 2 or not parts[-2].isdigit() or int(parts[-2]) == os.getpid():
+        return False
+    try:
+        os.kill(int(parts[-2]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _remove_stale(layout: CgroupLayout) -> None:
+    """Remove the groups a grader that died (killed mid-grading) left behind; never raises.
+
+    Whatever still runs in them is killed: its grader is gone, so nothing would end it.
+    """
+    names: set[str] = set()
+    for folder in layout.folders:
+        with contextlib.suppress(OSError):
+            names.update(child.name for child in folder.iterdir() if child.is_dir())
+    for name in sorted(filter(_owner_gone, names)):
+        paths = tuple(folder / name for folder in layout.folders if (folder / name).is_dir())
+        Cgroup(layout, paths).remove()
 
 
 def memory_cgroup_in_use(wanted: bool) -> MemoryCgroup:
