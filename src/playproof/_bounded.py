@@ -53,13 +53,16 @@ def read_bounded(
 ) -> bytes:
     """At most ``limit`` bytes of the regular file ``path``, read within ``deadline_s`` seconds.
 
-    A missing, unreadable, non-regular, larger or too slow file raises ``error``.
+    A missing, unreadable, non-regular, larger or too slow file raises ``error``, and
+    so does a path no file can have (one holding a NUL byte).
     One byte past the limit is read so an oversized file is refused, never cut.
     """
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror}") from exc
+    except ValueError as exc:  # a NUL byte in the path: no file can have that name
+        raise error(f"cannot read {what} {str(path)!r}: {exc}") from exc
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

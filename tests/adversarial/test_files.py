@@ -118,3 +118,11 @@ def test_a_real_ledger_still_loads_through_the_bounded_reader(tmp_path: Path) ->
     path = tmp_path / "ledger.json"
     campaign(Walker(), path, segments=1)
     assert len(load_ledger(path, KEY.verifying_key).decisions) == 7
+
+
+@pytest.mark.parametrize("reader", ["private key", "public key", "ledger", "ALE ROM"])
+def test_a_path_with_a_nul_byte_is_a_typed_error(tmp_path: Path, reader: str) -> None:
+    # The operating system cannot name such a file; Python refuses it with a ValueError.
+    name, read, error = READERS[reader]
+    with pytest.raises(error, match="cannot read"):
+        read(tmp_path / f"bad\0{name}")

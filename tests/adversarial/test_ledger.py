@@ -6,6 +6,7 @@ import select
 import signal
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from playproof.core.record import ClaimedMilestone
 from playproof.core.replay import replay
 from playproof.engine import Ledger, load_ledger, save_ledger
 from playproof.engine._ledger import (
+    MAX_UNSIGNED_PARSE_BYTES,
     LedgerDecisions,
     inputs_digest,
     ledger_body,
@@ -310,3 +312,30 @@ def test_another_spelling_of_the_same_signature_is_refused(paused: Path) -> None
     paused.write_bytes(data[: end - 1] + twin + data[end:])
     with pytest.raises(LedgerError, match="signature does not verify"):
         load_ledger(paused, TRUSTED)
+
+
+# --- unsigned files are judged without parsing them whole ------------------------------
+
+
+def test_a_large_unsigned_file_is_refused_without_parsing_it(tmp_path: Path) -> None:
+    # Anyone can write an unsigned file: past MAX_UNSIGNED_PARSE_BYTES it is refused on
+    # its missing signature (and its schema member, when it starts with one) alone.
+    # Before the fix, 64 MiB of "{}," took 29 s and 1.6 GiB to parse into a list.
+    path = tmp_path / "ledger.json"
+    path.write_bytes(b"[" + b"{}," * (8 << 20) + b"{}]")
+    tracemalloc.start()
+    try:
+        with pytest.raises(LedgerError, match="carries no signature"):
+            load_ledger(path, TRUSTED)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * path.stat().st_size  # the bytes read, and their join
+
+
+def test_a_large_unsigned_old_ledger_is_still_named(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.json"
+    filler = b'"x' * MAX_UNSIGNED_PARSE_BYTES  # not JSON past the schema: never parsed
+    path.write_bytes(b'{"schema": "playproof/ledger/v2", "decisions": ' + filler)
+    with pytest.raises(LedgerError, match="format is playproof/ledger/v2, this playproof reads"):
+        load_ledger(path, TRUSTED)

@@ -63,6 +63,7 @@ __all__ = [
     "MAX_GUIDANCE_CHARS",
     "MAX_LEDGER_BYTES",
     "MAX_SUMMARY_CHARS",
+    "MAX_UNSIGNED_PARSE_BYTES",
     "Analysis",
     "AnalysisEntry",
     "Ledger",
@@ -97,6 +98,14 @@ MAX_GUIDANCE_CHARS = 4000
 """The longest guidance a hook may leave for the driver."""
 MAX_SUMMARY_CHARS = 4000
 """The longest analyst summary kept."""
+MAX_UNSIGNED_PARSE_BYTES = 256 << 10
+"""The largest file without a signature that is parsed to say what is wrong with it.
+
+Anyone can write an unsigned file, and parsing JSON takes many times its size
+in memory (a list of empty objects, 25 times); a larger one is refused on its
+missing signature, naming an older ledger format when the file starts with
+its ``schema`` member.
+"""
 
 Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Stamp = Annotated[str, Field(min_length=1, max_length=64)]
@@ -108,6 +117,9 @@ _SIGNATURE_TAIL = re.compile(
     rb',"signature":\{"keyid":"([0-9a-f]{64})","sig":"([A-Za-z0-9+/]{86}==)"\}\}\Z'
 )
 _SIGNATURE_TAIL_BYTES = 200
+_SCHEMA_HEAD = re.compile(rb'\A\s{0,64}\{\s{0,64}"schema"\s{0,64}:\s{0,64}"([^"\\]{1,60})"')
+"""The ``schema`` member a ledger file starts with (every playproof ledger starts so)."""
+_SCHEMA_HEAD_BYTES = 512
 """Longer than the signature member a save appends (keyid, base64 signature, punctuation)."""
 _TEMPORARY_TOKEN_BYTES = 8
 _TEMPORARY_ATTEMPTS = 8
@@ -524,9 +536,17 @@ def _authenticated_body(data: bytes, path: Path, key: LedgerVerifier) -> bytes:
 
 
 def _unsigned_problem(data: bytes, path: Path) -> str:
-    """What to say about a file without a signature member: bad JSON, an old format, or edited."""
-    raw = _parsed(data, path)
-    schema = str(raw.get("schema"))[:60] if isinstance(raw, dict) else ""
+    """What to say about a file without a signature member: bad JSON, an old format, or edited.
+
+    Only a file of at most :data:`MAX_UNSIGNED_PARSE_BYTES` is parsed; of a
+    larger one only the ``schema`` member it starts with is read.
+    """
+    if len(data) <= MAX_UNSIGNED_PARSE_BYTES:
+        raw = _parsed(data, path)
+        schema = str(raw.get("schema"))[:60] if isinstance(raw, dict) else ""
+    else:
+        head = _SCHEMA_HEAD.match(data[:_SCHEMA_HEAD_BYTES])
+        schema = head.group(1).decode("utf-8", "replace") if head is not None else ""
     if schema.startswith("playproof/ledger/") and schema != LEDGER_SCHEMA:
         return (
             f"the ledger format is {schema}, this playproof reads {LEDGER_SCHEMA} only "
