@@ -17,6 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from receipts_fakes import (
     SCID,
     STEAM_APP,
@@ -545,3 +547,87 @@ def test_an_xbox_request_for_another_title_is_rejected(xbox_recorded: dict[str, 
     page = _final_pages(document)[0]
     page["request"] = page["request"].replace(f"titleId={XBOX_TITLE}", "titleId=1")
     assert "not for the spec's title id" in _failed(document)["receipts-intact"]
+
+
+# --- hostile requests and timestamps in a recorded run ------------------------------------
+
+
+@pytest.mark.parametrize("which", ["steam", "xbox"])
+def test_a_request_urlsplit_refuses_is_a_failed_check_not_a_crash(
+    which: str, recorded: dict[str, Any], xbox_recorded: dict[str, Any]
+) -> None:
+    # urlsplit raises ValueError on an unclosed IPv6 bracket; the verifier used to pass it on
+    # (and `playproof verify` printed "internal error").
+    document = _copy(recorded if which == "steam" else xbox_recorded)
+    document["receipts"]["responses"][0]["request"] = "//[x/users/xuid(1)/achievements?a=1"
+    assert "is not a path and query" in _failed(document)["receipts-intact"]
+
+
+def _set_times(document: dict[str, Any], received: list[str], baseline: str, final: str) -> None:
+    receipts = document["receipts"]
+    for response, stamp in zip(receipts["responses"], received, strict=True):
+        response["received_at"] = stamp
+    receipts["baseline_at"], receipts["final_at"] = baseline, final
+
+
+BEFORE, AFTER = "2000-01-01T00:00:00.000Z", "2999-01-01T00:00:00.000Z"
+TIMELINES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "final_at before baseline_at": (
+        lambda d: d["receipts"].update(final_at=BEFORE),
+        "final_at is not when the last final response was received",
+    ),
+    "a final reply received before the baseline": (
+        lambda d: d["receipts"]["responses"][2].update(received_at=BEFORE),
+        "not in the order they were received",
+    ),
+    "replies listed out of order": (
+        lambda d: d["receipts"]["responses"].reverse(),
+        "not in the order they were received",
+    ),
+    "a timestamp that is no time": (
+        lambda d: d["receipts"].update(baseline_at="[red]yesterday"),
+        "is not an ISO 8601 time",
+    ),
+    "a time without a zone": (
+        lambda d: d["receipts"].update(baseline_at="2026-01-01T00:00:00"),
+        "is not in UTC",
+    ),
+    "the whole timeline before the run": (
+        lambda d: _set_times(d, [BEFORE] * 4, BEFORE, BEFORE),
+        "the final reading began before the run finished",
+    ),
+    "the whole timeline after the run": (
+        lambda d: _set_times(d, [AFTER] * 4, AFTER, AFTER),
+        "the baseline was read after the run started",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TIMELINES))
+def test_receipts_whose_times_contradict_the_run_are_rejected(
+    case: str, recorded: dict[str, Any]
+) -> None:
+    # Each of these verified clean before the timeline was checked.
+    change, words = TIMELINES[case]
+    document = _copy(recorded)
+    change(document)
+    assert words in _failed(document)["receipts-intact"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.integers(0, 3),
+    field=st.sampled_from(["request", "received_at"]),
+    text=st.text(min_size=1, max_size=60),
+)
+def test_any_request_or_time_text_gets_a_verdict(
+    recorded: dict[str, Any], index: int, field: str, text: str
+) -> None:
+    document = _copy(recorded)
+    response = document["receipts"]["responses"][index]
+    assume(response[field] != text)
+    response[field] = text
+    report = attest_receipts(document)
+    assert report.verdict == "rejected"

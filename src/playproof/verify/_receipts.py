@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
@@ -53,6 +55,7 @@ __all__ = [
     "ReceiptsVerifier",
     "XboxPage",
     "attest_receipts",
+    "check_timeline",
     "endpoints_of",
     "judge",
     "parse_steam_achievements",
@@ -263,8 +266,57 @@ def endpoints_of(spec: ReceiptsSpec) -> tuple[str, ...]:
 
 
 def _query(request: str) -> tuple[str, dict[str, list[str]]]:
-    parts = urlsplit(request)
+    try:
+        parts = urlsplit(request)
+    except ValueError as exc:  # an unclosed IPv6 bracket, a port that is no number
+        raise ReceiptError(f"the pinned request {request[:80]!r} is not a path and query") from exc
     return parts.path, parse_qs(parts.query, keep_blank_values=True)
+
+
+def _instant(stamp: str, what: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        raise ReceiptError(f"{what} {stamp[:40]!r} is not an ISO 8601 time") from None
+    if when.utcoffset() != timedelta(0):
+        raise ReceiptError(f"{what} {stamp[:40]!r} is not in UTC")
+    return when
+
+
+def check_timeline(record: RunRecord, receipts: Receipts) -> None:
+    """The receipts' times against each other and the run; ReceiptError names the first problem.
+
+    As the recorder writes them: every time is ISO 8601 UTC; the responses are
+    listed in the order they were received, the baseline's before the final's;
+    ``baseline_at`` and ``final_at`` are when each phase's last response was
+    received; the baseline was read before the run started and the final
+    reading began after it finished (to the millisecond the responses are
+    stamped with). A record whose final reading predates its baseline or its
+    run cannot say that the platform saw anything happen during the run.
+    """
+    responses = receipts.responses
+    times = [
+        _instant(r.received_at, f"{r.phase} {r.endpoint} page {r.page}: received_at")
+        for r in responses
+    ]
+    phases = [r.phase for r in responses]
+    ordered = all(a <= b for a, b in pairwise(times))
+    if not ordered or phases != sorted(phases):  # "baseline" < "final"
+        raise ReceiptError("the pinned responses are not in the order they were received")
+    baseline = [t for p, t in zip(phases, times, strict=True) if p == "baseline"]
+    final = [t for p, t in zip(phases, times, strict=True) if p == "final"]
+    if not baseline or not final:
+        raise ReceiptError("a phase has no pinned responses")
+    if _instant(receipts.baseline_at, "baseline_at") != baseline[-1]:
+        raise ReceiptError("baseline_at is not when the last baseline response was received")
+    if _instant(receipts.final_at, "final_at") != final[-1]:
+        raise ReceiptError("final_at is not when the last final response was received")
+    started = _instant(record.started_at, "the record's started_at")
+    finished = _instant(record.finished_at, "the record's finished_at")
+    if baseline[-1] > started:
+        raise ReceiptError("the baseline was read after the run started")
+    if final[0] < finished.replace(microsecond=finished.microsecond // 1000 * 1000):
+        raise ReceiptError("the final reading began before the run finished")
 
 
 def _check_request(
@@ -458,6 +510,7 @@ class ReceiptsVerifier:
             baseline = reading_of(spec, user, responses, "baseline")
             final = reading_of(spec, user, responses, "final")
             judged = judge(spec, baseline, final)
+            check_timeline(record, receipts)
         except PlayproofError as exc:
             return Reproduction(
                 None,
