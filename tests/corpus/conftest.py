@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ from playproof.corpus import (
     load_manifest,
     shipped_paths,
 )
+from playproof.corpus._jail import JAIL_UID_BASE, _processes_of
+from playproof.corpus._runner import LANES_PER_SLOT
 
 CANDIDATES = Path(__file__).parent / "candidates"
 collect_ignore = ["candidates"]  # scripts run inside the jail, not test modules
@@ -102,3 +105,13 @@ def _cheat(name: str, **env: str) -> CandidateSpec:
         runtime="python",
         env=env,
     )
+
+
+def no_jail_processes_left() -> None:
+    """Wait (up to 5 s) until no process of a jail uid runs; fail naming how many do."""
+    for _ in range(50):
+        left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
+        if left == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{left} processes of the jail uids are still running")

@@ -19,10 +19,11 @@ import pytest
 
 from playproof.corpus import JailLimits, _cgroup, bubblewrap_usable, grade_candidate, load_corpus
 from playproof.corpus._cgroup import MemoryContainmentWarning, cgroup_layout
-from playproof.corpus._jail import JAIL_UID_BASE, JailSpec, _processes_of
+from playproof.corpus._jail import JailSpec
 from playproof.corpus._record import GradeRecord
-from playproof.corpus._runner import LANES_PER_SLOT
 from playproof.corpus._warm import CASE_HOME_FILES, warm_usable
+
+from .conftest import no_jail_processes_left
 
 TOTAL = 256 * 1024**2
 """A small total, so the test needs little memory: 4 children of 96 MiB pass it."""
@@ -37,15 +38,6 @@ def _groups() -> set[Path]:
     layout = cgroup_layout()
     assert layout is not None
     return {child for folder in layout.folders for child in folder.iterdir() if child.is_dir()}
-
-
-def _no_jail_processes_left() -> None:
-    for _ in range(50):
-        left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
-        if left == 0:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{left} processes of the jail uids are still running")
 
 
 @needs_cgroup
@@ -72,7 +64,7 @@ def test_processes_that_pass_the_total_together_fail_their_case_only(
     assert run.record.sandbox == ("per-slot" if warm else "per-process")
     # No group is left behind, nor any process of the jail's uids.
     assert _groups() == before
-    _no_jail_processes_left()
+    no_jail_processes_left()
 
 
 @needs_cgroup
@@ -131,7 +123,7 @@ def test_a_home_full_of_files_is_bounded_and_freed_at_once(subset: Any, cheat: A
         assert "No space left on device" in observation.stderr_tail
     left = {name for name in set(os.listdir("/tmp")) - before if name.startswith("playproof-")}
     assert left == set()
-    _no_jail_processes_left()
+    no_jail_processes_left()
 
 
 @needs_cgroup

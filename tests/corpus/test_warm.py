@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from playproof.corpus import JailLimits, load_corpus, run_corpus
-from playproof.corpus._jail import JAIL_UID_BASE, JailSpec, _processes_of
+from playproof.corpus._jail import JAIL_UID_BASE, JailSpec
 from playproof.corpus._runner import LANES_PER_SLOT
 from playproof.corpus._warm import warm_usable
+
+from .conftest import no_jail_processes_left
 
 QUICK = JailLimits(wall_seconds=4.0, cpu_seconds=20)
 needs_warm = pytest.mark.skipif(
@@ -34,15 +36,6 @@ def _probe(subset: Any, cheat: Any, *, warm: bool) -> list[dict[str, str]]:
     return [_fields(o.stderr_tail) for o in outcome.observations]
 
 
-def _no_jail_processes_left() -> None:
-    for _ in range(50):
-        left = sum(_processes_of(JAIL_UID_BASE + n) for n in range(2 * LANES_PER_SLOT))
-        if left == 0:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{left} processes of the jail uids are still running")
-
-
 @needs_warm
 def test_warm_cases_share_nothing(subset: Any, cheat: Any) -> None:
     seen = _probe(subset, cheat, warm=True)
@@ -57,7 +50,7 @@ def test_warm_cases_share_nothing(subset: Any, cheat: Any) -> None:
     assert {s["shm-write"] for s in seen} == {"PermissionError"}
     assert {s["control"] for s in seen} == {"PermissionError"}
     # The sleeper each case left in a session of its own was killed with it.
-    _no_jail_processes_left()
+    no_jail_processes_left()
 
 
 @needs_warm
@@ -65,7 +58,7 @@ def test_without_warm_each_case_has_a_fresh_sandbox(subset: Any, cheat: Any) -> 
     seen = _probe(subset, cheat, warm=False)
     assert all(s["home"] == "/tmp" for s in seen)
     assert {s["tmp-write"] for s in seen} == {"ok"}
-    _no_jail_processes_left()
+    no_jail_processes_left()
 
 
 NAMESPACES = (
@@ -198,7 +191,7 @@ def test_a_killed_crash_names_the_same_status_in_either_jail(subset: Any, warm: 
     assert outcome.sandbox == ("per-slot" if warm else "per-process")
     assert [o.outcome for o in outcome.observations] == ["crash"] * len(subset.manifest.cases)
     assert all(o.detail.endswith("(exit status 137)") for o in outcome.observations)
-    _no_jail_processes_left()
+    no_jail_processes_left()
 
 
 def test_shell_status_maps_a_signal_as_a_shell_does() -> None:
@@ -237,4 +230,4 @@ def test_a_home_nested_thousands_deep_is_cleaned_up_and_the_grading_ends(
     assert {o.outcome for o in outcome.observations} <= {"crash", "protocol-error"}
     left = {name for name in set(os.listdir("/tmp")) - before if name.startswith("playproof-")}
     assert left == set()
-    _no_jail_processes_left()
+    no_jail_processes_left()

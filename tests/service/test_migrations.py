@@ -22,6 +22,7 @@ from playproof.service.db import (
 )
 from playproof.service.deployments import models as _deployments  # noqa: F401
 from playproof.service.grades import models as _grades  # noqa: F401
+from playproof.service.grades.services import SUMMARY_COLUMNS
 from playproof.service.leaderboards import models as _leaderboards  # noqa: F401
 from playproof.service.log import models as _log  # noqa: F401  (registers tables)
 from playproof.service.owners import models as _owners  # noqa: F401
@@ -271,17 +272,7 @@ def test_0006_adds_the_stored_proof_columns_and_lz4_where_the_server_has_it(
         engine.dispose()
 
 
-GRADE_SUMMARY = (
-    "passed",
-    "denominator",
-    "trust",
-    "build_digest",
-    "command_sha256",
-    "case_ids",
-    "case_ids_sha256",
-    "passing",
-    "record_document",
-)
+GRADE_SUMMARY = SUMMARY_COLUMNS
 
 
 def test_grades_stored_before_0007_get_their_summary_and_lose_it_going_down(
