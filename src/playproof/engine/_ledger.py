@@ -117,10 +117,11 @@ _SIGNATURE_TAIL = re.compile(
     rb',"signature":\{"keyid":"([0-9a-f]{64})","sig":"([A-Za-z0-9+/]{86}==)"\}\}\Z'
 )
 _SIGNATURE_TAIL_BYTES = 200
+"""Longer than the signature member a save appends (keyid, base64 signature, punctuation)."""
 _SCHEMA_HEAD = re.compile(rb'\A\s{0,64}\{\s{0,64}"schema"\s{0,64}:\s{0,64}"([^"\\]{1,60})"')
 """The ``schema`` member a ledger file starts with (every playproof ledger starts so)."""
 _SCHEMA_HEAD_BYTES = 512
-"""Longer than the signature member a save appends (keyid, base64 signature, punctuation)."""
+"""Bytes searched for that member: the regular expression cannot reach past them."""
 _TEMPORARY_TOKEN_BYTES = 8
 _TEMPORARY_ATTEMPTS = 8
 """Fresh temporary names tried before a save gives up (each loss is a concurrent clean-up)."""
