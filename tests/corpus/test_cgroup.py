@@ -152,3 +152,17 @@ def test_groups_a_dead_grader_left_are_removed_with_what_runs_in_them() -> None:
         sleeper.kill()
         sleeper.wait()
         stale.remove()
+
+
+@needs_cgroup
+def test_slots_that_ask_at_once_all_find_the_groups() -> None:
+    # Two slots of one grading once probed at the same moment under one group name, and
+    # the loser recorded ``memory_cgroup: none``.
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(5):
+        _cgroup._probed_layout.cache_clear()
+        with ThreadPoolExecutor(8) as pool:
+            found = list(pool.map(lambda _: cgroup_layout(), range(8)))
+        assert None not in found
+        assert len(set(found)) == 1

@@ -64,6 +64,7 @@ CGROUP_SWEEP_SECONDS = 5.0
 """How long removing a group may wait for its killed processes to go."""
 _NAMES = itertools.count(1)
 _warned = threading.Lock()
+_probing = threading.Lock()
 _said: list[bool] = []
 
 
@@ -115,9 +116,18 @@ def _probe_v1(root: Path) -> CgroupLayout | None:
     return CgroupLayout("v1", tuple(folders))
 
 
-@functools.cache
 def cgroup_layout() -> CgroupLayout | None:
-    """Where this host lets playproof make groups (probed once by making one), else None."""
+    """Where this host lets playproof make groups (probed once by making one), else None.
+
+    Thread-safe: a grading's slots ask at once, and two probes in one process
+    once collided on their group's name, so one of them found no groups.
+    """
+    with _probing:
+        return _probed_layout()
+
+
+@functools.cache
+def _probed_layout() -> CgroupLayout | None:
     if os.geteuid() != 0 or not CGROUP_ROOT.is_dir():
         return None
     for probe in (_probe_v2, _probe_v1):
@@ -128,7 +138,7 @@ def cgroup_layout() -> CgroupLayout | None:
         if layout is None:
             continue
         try:
-            Cgroup.make(layout, f"probe-{os.getpid()}", 1024**3, 1).remove()
+            Cgroup.make(layout, new_name("probe"), 1024**3, 1).remove()
         except OSError:
             continue
         _remove_stale(layout)
