@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 import time
 from datetime import UTC, datetime
 
@@ -11,7 +13,15 @@ from playproof.corpus import CandidatePin, CaseResult, GradeRecord, sign_grade
 from playproof.service.grades import services
 from playproof.service.grades.models import Grade
 from playproof.service.grades.services import get_grade, summary_columns
-from playproof.service.web.grades import UNKNOWN, GradeLine, grade_list, grade_view
+from playproof.service.settings import MAX_GRADE_CASES
+from playproof.service.web.grades import (
+    CASES_PAGE,
+    MAX_LISTED_CASES,
+    UNKNOWN,
+    GradeLine,
+    grade_list,
+    grade_view,
+)
 from playproof.sign import SigningKey
 
 from .conftest import VERDICT_WAIT_S, Service, calls_to
@@ -142,3 +152,87 @@ def test_the_grade_pages_parse_at_most_one_envelope_and_show_the_same(
     assert [(c.case_id, c.passed, c.reason) for c in view.cases] == [
         (r.case_id, r.passed, r.reason) for r in records[-1].results
     ]
+
+
+def _naive_deltas(lineage: list[tuple[list[str], set[str]]]) -> list[tuple[list[str], list[str]]]:
+    """Newly passing and regressed cases of each step, case by case (the reference)."""
+    deltas, before = [], set[str]()
+    for cases, passing in lineage:
+        newly = [c for c in cases if c in passing and c not in before]
+        deltas.append((newly, [c for c in cases if c in before and c not in passing]))
+        before = passing
+    return deltas
+
+
+def test_a_history_counts_every_change_and_names_the_first_ones_in_order(
+    service: Service, signer: SigningKey
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    rng = random.Random(7)
+    order = [f"case-{i:03}" for i in range(300)]
+    lineage = []
+    for build in "123456":
+        if build in "35":  # the case order changes twice (and a case is dropped once)
+            order = rng.sample(order, len(order) - (build == "5"))
+        lineage.append((list(order), {c for c in order if rng.random() < 0.5}))
+    ids = [
+        _upload(service, token, _record(passing, build, cases, COMMAND), signer)
+        for (cases, passing), build in zip(lineage, "123456", strict=True)
+    ]
+    with service.sessions() as session:
+        view = grade_view(session, get_grade(session, ids[-1]))
+    assert view is not None
+    steps = list(reversed(view.history))
+    expected = _naive_deltas(lineage)
+    assert [(s.newly_passing_count, s.regressed_count) for s in steps] == [
+        (len(newly), len(regressed)) for newly, regressed in expected
+    ]
+    assert [(s.newly_passing, s.regressed) for s in steps] == [
+        (tuple(newly[:MAX_LISTED_CASES]), tuple(regressed[:MAX_LISTED_CASES]))
+        for newly, regressed in expected
+    ]
+    assert steps[2].newly_passing_count > MAX_LISTED_CASES  # the page names the first ones
+    page = service.client.get(f"/grades/{ids[-1]}").text
+    assert f"Newly passing ({steps[-1].newly_passing_count})" in page
+
+
+def test_a_grade_page_shows_its_cases_a_page_at_a_time(
+    service: Service, signer: SigningKey
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    cases = [f"c{i:04}" for i in range(2 * CASES_PAGE + 3)]
+    grade_id = _upload(service, token, _record(set(cases[::3]), "1", cases, COMMAND), signer)
+
+    pages = [service.client.get(f"/grades/{grade_id}", params={"page": n}) for n in (1, 2, 3)]
+    assert [p.status_code for p in pages] == [200, 200, 200]
+    shown = [re.findall(r'<th scope="row"><code>(c\d+)</code>', p.text) for p in pages]
+    assert shown == [cases[:CASES_PAGE], cases[CASES_PAGE : 2 * CASES_PAGE], cases[-3:]]
+    assert f"Cases {CASES_PAGE + 1} to {2 * CASES_PAGE} of {len(cases)}" in pages[1].text
+    assert 'rel="prev"' in pages[1].text
+    assert 'rel="next"' in pages[1].text
+    assert 'rel="next"' not in pages[2].text
+    with service.sessions() as session:
+        view = grade_view(session, get_grade(session, grade_id), 3)
+    assert view is not None  # the suite counts cover every case, not the page's
+    assert [(s.suite, s.passed, s.total) for s in view.suites] == [
+        (UNKNOWN, len(cases[::3]), len(cases))
+    ]
+    for bad in ("4", "0", "x"):
+        answer = service.client.get(f"/grades/{grade_id}", params={"page": bad})
+        assert answer.status_code in (404, 422), (bad, answer.status_code)
+
+
+def test_a_grade_of_more_cases_than_the_service_takes_is_refused(
+    service: Service, signer: SigningKey
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    cases = [f"c{i}" for i in range(MAX_GRADE_CASES + 1)]
+    body = sign_grade(_record(set(), "1", cases, COMMAND), signer).to_bytes()
+    answer = service.client.post(
+        "/api/v1/grades", content=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert answer.status_code == 413
+    assert answer.json()["type"].endswith("too-many-cases")
+    assert f"holds {MAX_GRADE_CASES + 1} cases" in answer.json()["detail"]
+    with service.sessions() as session:
+        assert session.query(Grade).count() == 0

@@ -87,7 +87,7 @@ async def upload_grade(
 
     def store() -> tuple[GradeStatusDocument, bool]:
         with state.sessions() as session:
-            grade, created = ingest_grade(session, owner.id, body)
+            grade, created = ingest_grade(session, owner.id, body, state.settings.max_grade_cases)
             return grade_status(grade), created
 
     document, created = await run_in_threadpool(store)

@@ -30,6 +30,7 @@ from playproof.service.log.services import as_utc
 from playproof.service.owners.services import owner_keys
 from playproof.service.problems import Problem
 from playproof.service.runs.models import RunStatus
+from playproof.service.settings import MAX_GRADE_CASES
 from playproof.service.verification import add_once, count_raise, parse_report
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, parse_envelope
 
@@ -46,7 +47,6 @@ __all__ = [
     "ingest_grade",
     "passing_bitmap",
     "record_document",
-    "passing_flags",
     "pending_grade_ids",
     "record_in_envelope",
     "reverify_grade",
@@ -63,11 +63,14 @@ _SIGNATURE_CHECKS = frozenset(
 _GRADE_ID = re.compile(r"[0-9a-f]{32}")
 
 
-def ingest_grade(session: Session, owner_id: int, body: bytes) -> tuple[Grade, bool]:
+def ingest_grade(
+    session: Session, owner_id: int, body: bytes, max_cases: int = MAX_GRADE_CASES
+) -> tuple[Grade, bool]:
     """Check a signed grade record against the owner's keys and store it ``pending``.
 
     Refuses (422, naming the failing check) an envelope that is malformed,
-    not signed by one of the owner's keys, or not a readable grade record.
+    not signed by one of the owner's keys, or not a readable grade record,
+    and (413, ``too-many-cases``) a record of more than ``max_cases`` cases.
     The same envelope again is the same grade (``False``: not new). Commits.
     """
     from playproof.corpus import verify_grade
@@ -86,6 +89,13 @@ def ingest_grade(session: Session, owner_id: int, body: bytes) -> tuple[Grade, b
         kind = failed.id if failed else "signature-valid"
         reason = failed.reason if failed else "the signature does not verify"
         raise Problem(422, kind, f"{kind}: {reason}")
+    if len(record.results) > max_cases:
+        raise Problem(
+            413,
+            "too-many-cases",
+            f"the grade record holds {len(record.results)} cases; "
+            f"this service takes at most {max_cases}",
+        )
     existing = session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
     if existing is not None:
         return existing, False
@@ -168,12 +178,6 @@ def passing_bitmap(flags: Sequence[bool]) -> str:
         if flag:
             packed[index // 8] |= 0x80 >> (index % 8)
     return packed.hex()
-
-
-def passing_flags(bitmap: str, count: int) -> list[bool]:
-    """The ``count`` flags a :func:`passing_bitmap` holds."""
-    packed = bytes.fromhex(bitmap)
-    return [bool(packed[i // 8] & (0x80 >> (i % 8))) for i in range(count)]
 
 
 def summary_columns(record: GradeRecord | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ paths), each compared with the one before it.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -27,15 +28,13 @@ from sqlalchemy.orm import Session
 from playproof.core.report import CheckResult
 from playproof.errors import PlayproofError
 from playproof.service.grades.models import Grade
-from playproof.service.grades.services import (
-    passing_flags,
-    stored_grade_record,
-    stored_grade_report,
-)
+from playproof.service.grades.services import stored_grade_record, stored_grade_report
 from playproof.service.log.services import as_utc
+from playproof.service.problems import Problem
 from playproof.service.web.plots import suite_chart
 
 __all__ = [
+    "CASES_PAGE",
     "GRADES_PAGE",
     "MAX_LINEAGE_SCAN",
     "GradeLine",
@@ -47,6 +46,8 @@ __all__ = [
 
 GRADES_PAGE = 50
 """Grades listed per page of ``/grades``."""
+CASES_PAGE = 500
+"""Cases shown per page of a grade's page (``?page=``); its suite counts cover every case."""
 MAX_LINEAGE_SCAN = 200
 """The most earlier grades of the same owner and corpus read to build a grade's history."""
 MAX_LISTED_CASES = 40
@@ -104,7 +105,11 @@ class HistoryStep:
     denominator: int
     submitted_at: datetime
     newly_passing: tuple[str, ...]
+    """The first MAX_LISTED_CASES cases newly passing, in this grade's case order."""
     regressed: tuple[str, ...]
+    """The first MAX_LISTED_CASES cases that passed before and fail now, likewise."""
+    newly_passing_count: int
+    regressed_count: int
     first: bool
     current: bool
 
@@ -135,6 +140,11 @@ class GradeView:
     submitted_at: datetime
     signer_key_id: str
     cases: list[CaseLine]
+    """The cases of page ``page`` only (at most CASES_PAGE), in the record's order."""
+    page: int
+    pages: int
+    first_case: int
+    """The 1-based position of ``cases[0]`` among all the record's cases."""
     suites: list[SuiteCount]
     chart: Markup
     checks: list[CheckResult]
@@ -248,11 +258,12 @@ def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
     ]
     orders = _case_orders(session, {row.case_ids_sha256: row.id for row in members})
     steps: list[HistoryStep] = []
-    before: frozenset[str] | None = None
-    for member in members:
-        cases = orders[member.case_ids_sha256]
-        flags = passing_flags(member.passing, len(cases))
-        passing = frozenset(c for c, flag in zip(cases, flags, strict=True) if flag)
+    before: frozenset[str] = frozenset()
+    for number, member in enumerate(members):
+        order = orders[member.case_ids_sha256]
+        passing = frozenset(itertools.compress(order.cases, _selectors(member.passing, order)))
+        newly = passing - before
+        regressed = (before - passing) & order.members
         steps.append(
             HistoryStep(
                 id=member.id,
@@ -261,9 +272,11 @@ def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
                 passed=member.passed or 0,
                 denominator=member.denominator or 0,
                 submitted_at=as_utc(member.created_at),
-                newly_passing=tuple(c for c in cases if c in passing and c not in (before or ())),
-                regressed=tuple(c for c in cases if c in (before or ()) and c not in passing),
-                first=before is None,
+                newly_passing=order.first(newly),
+                regressed=order.first(regressed),
+                newly_passing_count=len(newly),
+                regressed_count=len(regressed),
+                first=number == 0,
                 current=member.id == grade.id,
             )
         )
@@ -271,35 +284,86 @@ def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
     return list(reversed(steps))
 
 
-def _case_orders(session: Session, holders: dict[str, str]) -> dict[str, list[str]]:
+@dataclass(frozen=True)
+class _CaseOrder:
+    """The case ids of one case order, with each one's position (one per distinct order)."""
+
+    cases: list[str]
+    members: frozenset[str]
+    position: dict[str, int]
+
+    def first(self, cases: frozenset[str]) -> tuple[str, ...]:
+        """The first MAX_LISTED_CASES of ``cases`` in this order (their positions sorted in C)."""
+        first = sorted(map(self.position.__getitem__, cases))[:MAX_LISTED_CASES]
+        return tuple(self.cases[index] for index in first)
+
+
+_BITS = bytes.maketrans(b"01", b"\x00\x01")
+
+
+def _selectors(bitmap: str, order: _CaseOrder) -> bytes:
+    """A :func:`passing_bitmap` as one byte (0 or 1) per case of ``order``, made in C.
+
+    The history compares up to MAX_LINEAGE_SCAN grades of any size, so no step
+    loops over cases in Python: an anonymous view must not cost seconds.
+    """
+    packed = bytes.fromhex(bitmap)
+    # A leading 1 keeps the bitmap's leading zeros in bin(); case 0 is the top bit.
+    bits = bin(int.from_bytes(packed, "big") | (1 << 8 * len(packed)))[3:]
+    return bits[: len(order.cases)].encode("ascii").translate(_BITS)
+
+
+def _case_orders(session: Session, holders: dict[str, str]) -> dict[str, _CaseOrder]:
     """The case ids of each case-order digest in ``holders`` (digest -> a grade holding it)."""
     if not holders:
         return {}
     rows = session.execute(
         select(Grade.case_ids_sha256, Grade.case_ids).where(Grade.id.in_(list(holders.values())))
     )
-    return {digest: list(json.loads(ids or "[]")) for digest, ids in rows if digest in holders}
+    orders: dict[str, _CaseOrder] = {}
+    for digest, ids in rows:
+        if digest in holders and digest not in orders:
+            cases = [str(case) for case in json.loads(ids or "[]")]
+            position = {case: index for index, case in enumerate(cases)}
+            orders[digest] = _CaseOrder(cases, frozenset(cases), position)
+    return orders
 
 
-def grade_view(session: Session, grade: Grade) -> GradeView | None:
-    """The page of ``grade`` (None when its stored record does not read)."""
+def grade_view(session: Session, grade: Grade, page: int = 1) -> GradeView | None:
+    """The page of ``grade`` showing its cases' page ``page`` (None when its record does not
+    read; :class:`Problem` 404 for a page past the last).
+
+    The suite counts cover every case; lines are made for the page's cases only.
+    """
     record = stored_grade_record(grade)
     if record is None:
         return None
+    pages = max(1, -(-len(record.results) // CASES_PAGE))
+    if page > pages:
+        raise Problem(404, "unknown-page", f"page {page} of a grade with {pages} pages of cases")
     known = _shipped_cases(record.corpus_id, record.corpus_digest)
+
+    def where(case_id: str) -> tuple[str, str]:
+        return known[case_id] if known and case_id in known else (UNKNOWN, UNKNOWN)
+
+    totals: Counter[str] = Counter()
+    passes: Counter[str] = Counter()
+    for result in record.results:
+        suite = where(result.case_id)[0]
+        totals[suite] += 1
+        passes[suite] += result.passed
+    suites = [SuiteCount(suite, passes[suite], totals[suite]) for suite in sorted(totals)]
+    first = (page - 1) * CASES_PAGE
     cases = [
         CaseLine(
             case_id=result.case_id,
-            suite=known[result.case_id][0] if known and result.case_id in known else UNKNOWN,
-            mode=known[result.case_id][1] if known and result.case_id in known else UNKNOWN,
+            suite=where(result.case_id)[0],
+            mode=where(result.case_id)[1],
             passed=result.passed,
             reason=result.reason,
         )
-        for result in record.results
+        for result in record.results[first : first + CASES_PAGE]
     ]
-    totals: Counter[str] = Counter(case.suite for case in cases)
-    passes: Counter[str] = Counter(case.suite for case in cases if case.passed)
-    suites = [SuiteCount(suite, passes[suite], totals[suite]) for suite in sorted(totals)]
     report = stored_grade_report(grade)
     return GradeView(
         id=grade.id,
@@ -320,6 +384,9 @@ def grade_view(session: Session, grade: Grade) -> GradeView | None:
         submitted_at=as_utc(grade.created_at),
         signer_key_id=grade.key_id,
         cases=cases,
+        page=page,
+        pages=pages,
+        first_case=first + 1,
         suites=suites,
         chart=suite_chart([(s.suite, s.passed, s.total) for s in suites]),
         checks=list(report.checks) if report is not None else [],

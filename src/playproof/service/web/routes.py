@@ -44,7 +44,7 @@ from playproof.service.web.frames import (
     packaged_target,
     read_frame,
 )
-from playproof.service.web.grades import GRADES_PAGE, grade_list, grade_view
+from playproof.service.web.grades import CASES_PAGE, GRADES_PAGE, grade_list, grade_view
 from playproof.service.web.policy import PolicyView, policy_view
 from playproof.service.web.rendering import WebState, render, web_state
 from playproof.service.web.signin import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, Viewer
@@ -61,6 +61,8 @@ MAX_OWNER_RUNS = 500
 
 ReadSession = Annotated[Session, Depends(read_session)]
 PageQuery = Annotated[int, Query(ge=1, le=MAX_OFFSET // DEFAULT_PAGE)]
+MAX_CASE_PAGES = -(-1_000_000 // CASES_PAGE)
+"""The last page of cases a grade can have (``max_grade_cases`` is at most 1,000,000)."""
 SortQuery = Annotated[str, Query(pattern="^(" + "|".join(SORTS) + ")$")]
 """A board's order: one of the service's whole-board sorts (anything else is a 422 page)."""
 
@@ -153,11 +155,15 @@ def grades_page(
 
 @router.get("/grades/{grade_id}", response_class=HTMLResponse)
 def grade_page(
-    grade_id: str, request: Request, session: ReadSession, viewer: ViewerDep
+    grade_id: str,
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    page: Annotated[int, Query(ge=1, le=MAX_CASE_PAGES)] = 1,
 ) -> Response:
-    """One corpus grade: its cases, the passes per suite and its history across builds."""
+    """One corpus grade: a page of its cases, the passes per suite and its history."""
     grade = get_grade(session, grade_id)
-    view = grade_view(session, grade)
+    view = grade_view(session, grade, page)
     if view is None:
         raise Problem(409, "unreadable-grade", f"grade {grade.id} holds no readable grade record")
     return render(request, "grade.html", viewer, view=view)
