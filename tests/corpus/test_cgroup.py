@@ -166,3 +166,25 @@ def test_slots_that_ask_at_once_all_find_the_groups() -> None:
             found = list(pool.map(lambda _: cgroup_layout(), range(8)))
         assert None not in found
         assert len(set(found)) == 1
+
+
+@needs_cgroup
+def test_a_build_whose_processes_pass_the_total_together_fails_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.corpus import _task
+
+    from .test_trust import _run
+    from .test_trust import _task as make_task
+
+    monkeypatch.setattr(_task, "BUILD_MEMORY_BYTES", TOTAL)
+    # Four shells that each hold about 100 MB: far under the per-process limit, past the total.
+    hold = "x=$(head -c 100000000 /dev/zero | tr '\\0' a); sleep 60"
+    hog = f"for i in 1 2 3 4; do ({hold}) & done; wait"
+    before = _groups()
+    report = _run(make_task(tmp_path, feedback="disabled", build=["/bin/sh", "-c", hog]))
+    assert report["status"] == "build-failed"
+    stopped = f"build stopped: memory limit: its processes together passed {TOTAL // 2**20} MiB"
+    assert report["build_log"].startswith(stopped), report
+    assert _groups() == before  # the build's group is gone with it
+    no_jail_processes_left()

@@ -661,6 +661,7 @@ def task_run(
                 "trusted": entry.trusted,
                 "results": str(report.results_path) if report.results_path else None,
                 "failures": [r.model_dump() for r in report.failures],
+                "build_log": report.build_log[-2000:],
             }
         )
         return

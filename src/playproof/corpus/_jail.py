@@ -51,6 +51,7 @@ from playproof.corpus._hiding import answers_files, masks
 from playproof.corpus._trees import remove_tree, walk_tree
 
 __all__ = [
+    "memory_limit_reason",
     "JAIL_UID_BASE",
     "Isolation",
     "IsolationChoice",
@@ -565,6 +566,15 @@ def launch(
         scratch=scratch,
         stderr_path=stderr_path,
         cgroup=group,
+    )
+
+
+def memory_limit_reason(limits: JailLimits, kills: int, whose: str) -> str:
+    """Why a jail failed when the kernel killed ``kills`` of ``whose`` processes for its group."""
+    return (
+        f"memory limit: {whose} processes together passed "
+        f"{limits.total_memory_bytes // 2**20} MiB and the kernel killed "
+        f"{'one of them' if kills == 1 else f'{kills} of them'}"
     )
 
 

@@ -37,6 +37,7 @@ from playproof.corpus._jail import (
     Sandbox,
     check_reachable,
     launch,
+    memory_limit_reason,
     reserve_lanes,
     resolve_isolation,
 )
@@ -364,7 +365,10 @@ class _Slot:
             # processes (all of them under cgroup v2): whatever else happened, that is why.
             kills = self.current.jailed.oom_kills()
             if kills > self.current.oom_kills:
-                outcome, detail = "crash", _memory_limit(self.spec.limits, kills)
+                outcome, detail = (
+                    "crash",
+                    memory_limit_reason(self.spec.limits, kills, "the candidate's"),
+                )
                 self.current.oom_kills = kills
         tail = ""
         if outcome != "ok" and self.current is not None:
@@ -412,14 +416,6 @@ class _Slot:
             spare.discard()
         if self.warm is not None:
             self.warm.close()
-
-
-def _memory_limit(limits: JailLimits, kills: int) -> str:
-    return (
-        f"memory limit: the candidate's processes together passed "
-        f"{limits.total_memory_bytes // 2**20} MiB and the kernel killed "
-        f"{'one of them' if kills == 1 else f'{kills} of them'}"
-    )
 
 
 def run_corpus(

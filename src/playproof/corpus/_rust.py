@@ -50,9 +50,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
-from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
+from playproof.corpus._jail import JailLimits, JailSpec, reserve_lanes
 from playproof.corpus._trees import remove_tree
-from playproof.corpus._watch import supervise
+from playproof.corpus._watch import run_build
 from playproof.errors import FormatError, NotSupportedError
 
 __all__ = [
@@ -540,13 +540,6 @@ def _cargo_config(vendor: Path | None) -> str:
     return "\n".join(lines)
 
 
-def _read_log(path: Path) -> str:
-    with path.open("rb") as handle:
-        size = handle.seek(0, 2)
-        handle.seek(max(0, size - MAX_LOG_CHARS))
-        return handle.read(MAX_LOG_CHARS).decode("utf-8", errors="replace")
-
-
 def _read_output(path: Path, limit: int, what: str) -> bytes:
     """A file the build jail wrote, never through a symlink it may have planted."""
     if path.is_symlink():
@@ -564,18 +557,7 @@ class _Jailed:
 
 def _run_jailed(argv: list[str], jail: JailSpec, seconds: float) -> _Jailed:
     with reserve_lanes(1) as (lane,):
-        jailed = launch(argv, jail, slot=lane, merge_output=True)
-        try:
-            assert jailed.process.stdin is not None
-            jailed.process.stdin.close()
-            stopped = supervise(jailed, jail, seconds)
-            log = _read_log(jailed.stderr_path)
-            if stopped:
-                return _Jailed(False, f"build stopped: {stopped}\n{log}")
-            return _Jailed(jailed.process.returncode == 0, log)
-        finally:
-            jailed.stop()
-            jailed.discard()
+        return _Jailed(*run_build(argv, jail, lane, seconds, MAX_LOG_CHARS))
 
 
 def _messages(raw: bytes) -> tuple[list[str], list[str], str | None]:

@@ -40,7 +40,7 @@ from playproof.corpus._grading import (
     grade_candidate,
     tree_digest,
 )
-from playproof.corpus._jail import JailLimits, JailSpec, launch, reserve_lanes
+from playproof.corpus._jail import JailLimits, JailSpec, reserve_lanes
 from playproof.corpus._manifest import (
     Corpus,
     CorpusAnswers,
@@ -68,7 +68,7 @@ from playproof.corpus._trust import (
     signature_path,
 )
 from playproof.corpus._variants import VariantPlan, default_variants, load_symbols
-from playproof.corpus._watch import supervise
+from playproof.corpus._watch import run_build
 from playproof.errors import FormatError
 from playproof.sign import SigningKey
 
@@ -89,6 +89,8 @@ MAX_LISTED_FAILURES = 20
 MAX_TASK_BYTES = 64 * 1024
 """The largest ``task.json`` read; a task file is a few hundred bytes."""
 MAX_BUILD_LOG = 4000
+BUILD_MEMORY_BYTES = 4 * 1024**3
+"""What a build's processes may use together, as root where a control group can be made."""
 PRIVATE_FOLDER = ".playproof"
 """The grader's own folder in a task: its key and the signed reward state."""
 STATE_FILE = ".playproof/reward.json"
@@ -315,6 +317,7 @@ def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, st
         cpu_seconds=int(spec.build_seconds),
         writable_bytes=MAX_BUILD_BYTES,
         writable_files=MAX_BUILD_FILES,
+        total_memory_bytes=BUILD_MEMORY_BYTES,
     )
     view = runtime_view(spec.runtime)
     jail = JailSpec(
@@ -327,25 +330,7 @@ def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, st
     )
     with reserve_lanes(1) as (lane,):
         build = list(runtime_command(tuple(spec.build), spec.runtime))
-        return _run_build(build, spec, jail, lane)
-
-
-def _run_build(build: list[str], spec: TaskSpec, jail: JailSpec, lane: int) -> tuple[bool, str]:
-    jailed = launch(build, jail, slot=lane, merge_output=True)
-    try:
-        assert jailed.process.stdin is not None
-        jailed.process.stdin.close()
-        stopped = supervise(jailed, jail, spec.build_seconds)
-        with jailed.stderr_path.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - MAX_BUILD_LOG))
-            log = handle.read(MAX_BUILD_LOG).decode("utf-8", errors="replace")
-        if stopped:
-            return False, f"build stopped: {stopped}\n{log}"
-        return jailed.process.returncode == 0, log
-    finally:
-        jailed.stop()
-        jailed.discard()
+        return run_build(build, jail, lane, spec.build_seconds, MAX_BUILD_LOG)
 
 
 def task_run_tests(

@@ -1,7 +1,10 @@
 """Watching a jailed build: its disk use, its wall time, and stopping it past either.
 
 A build speaks no protocol, so the runner's per-case deadline and output caps
-do not apply; its writable folders are measured instead while it runs.
+do not apply; its writable folders are measured instead while it runs. As
+root with bubblewrap its processes also share one control group, as a
+candidate's do, so that a build (compilers in parallel, or whatever a build
+script starts) cannot take the host's memory either.
 """
 
 from __future__ import annotations
@@ -12,9 +15,16 @@ import subprocess
 import time
 from pathlib import Path
 
-from playproof.corpus._jail import JailedProcess, JailSpec
+from playproof.corpus._jail import JailedProcess, JailSpec, launch, memory_limit_reason
 
-__all__ = ["ENTRIES_PER_FILE", "WATCH_SECONDS", "WATCH_SHARE", "disk_use", "supervise"]
+__all__ = [
+    "ENTRIES_PER_FILE",
+    "WATCH_SECONDS",
+    "WATCH_SHARE",
+    "disk_use",
+    "run_build",
+    "supervise",
+]
 
 WATCH_SECONDS = 0.25
 """How often :func:`supervise` measures a jail's writable folders (at least)."""
@@ -64,9 +74,11 @@ def supervise(jailed: JailedProcess, spec: JailSpec, seconds: float) -> str:
 
     The writable folders (and, without bubblewrap, the program's home folder) are
     measured every :data:`WATCH_SECONDS` or so while it runs and once after it
-    exits; past ``writable_bytes`` or ``writable_files``, or after ``seconds``, the
-    jail is killed and the reason returned. A program writing faster than the
-    watch can overshoot by what it writes in one interval, never without bound.
+    exits; past ``writable_bytes`` or ``writable_files``, after ``seconds``, or as
+    soon as the kernel has killed one of its processes for its control group's
+    memory total, the jail is killed and the reason returned. A program writing
+    faster than the watch can overshoot by what it writes in one interval, never
+    without bound.
     """
     limits = spec.limits
     folders = list(spec.writable)
@@ -84,7 +96,9 @@ def supervise(jailed: JailedProcess, spec: JailSpec, seconds: float) -> str:
         used, files = disk_use(folders, limits.writable_files)
         pause = max(WATCH_SECONDS, (time.monotonic() - measured) / WATCH_SHARE)
         reason = ""
-        if used > limits.writable_bytes:
+        if kills := jailed.oom_kills():
+            reason = memory_limit_reason(limits, kills, "its")
+        elif used > limits.writable_bytes:
             reason = f"its writable folders hold over the {limits.writable_bytes >> 20} MiB limit"
         elif files > limits.writable_files:
             reason = f"its writable folders hold over the {limits.writable_files}-file limit"
@@ -95,3 +109,33 @@ def supervise(jailed: JailedProcess, spec: JailSpec, seconds: float) -> str:
             return reason
         if exited:
             return ""
+
+
+def run_build(
+    argv: list[str], spec: JailSpec, lane: int, seconds: float, log_chars: int
+) -> tuple[bool, str]:
+    """Run a build in ``spec``'s jail on ``lane``: whether it succeeded, and its log's tail.
+
+    Stopped as :func:`supervise` stops it; as root with bubblewrap its processes
+    together get ``spec.limits.total_memory_bytes``, and a build the kernel killed
+    a process of for that is stopped at once and fails with the memory limit
+    named. A build that cannot be started (or its group made) fails with why.
+    """
+    try:
+        jailed = launch(argv, spec, slot=lane, merge_output=True, cgroup=True)
+    except OSError as exc:
+        return False, f"build not started: {exc}"
+    try:
+        assert jailed.process.stdin is not None
+        jailed.process.stdin.close()
+        stopped = supervise(jailed, spec, seconds)
+        with jailed.stderr_path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - log_chars))
+            log = handle.read(log_chars).decode("utf-8", errors="replace")
+        if stopped:
+            return False, f"build stopped: {stopped}\n{log}"
+        return jailed.process.returncode == 0, log
+    finally:
+        jailed.stop()
+        jailed.discard()
