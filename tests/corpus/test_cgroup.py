@@ -188,3 +188,36 @@ def test_a_build_whose_processes_pass_the_total_together_fails_with_the_reason(
     assert report["build_log"].startswith(stopped), report
     assert _groups() == before  # the build's group is gone with it
     no_jail_processes_left()
+
+
+def test_the_cgroup_v2_layout_writes_what_the_kernel_reads(tmp_path: Path) -> None:
+    """cgroup v2 on a stand-in tree: this host's memory controller is bound to v1, so the
+    kernel's side cannot run here; what playproof writes, and where, is checked instead."""
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.subtree_control").write_text("cpu\n")
+    (root / "cgroup.controllers").write_text("cpu io pids\n")
+    assert _cgroup._probe_v2(root) is None  # no memory controller: not usable
+
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids\n")
+    layout = _cgroup._probe_v2(root)
+    assert layout == _cgroup.CgroupLayout("v2", (root / _cgroup.CGROUP_FOLDER,))
+    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (root / _cgroup.CGROUP_FOLDER / "cgroup.subtree_control").read_text() == "+memory +pids"
+
+    slot = _cgroup.Cgroup.make(layout, "slot-1-1", None, None, nest=True)
+    case = _cgroup.Cgroup.make(layout, "case-1-2", TOTAL, 72, parent=slot)
+    folder = root / _cgroup.CGROUP_FOLDER / "slot-1-1" / "case-1-2"
+    assert case.paths == (folder,)
+    written = {p.name: p.read_text() for p in folder.iterdir()}
+    assert written == {"memory.max": str(TOTAL), "memory.oom.group": "1", "pids.max": "72"}
+    assert (folder.parent / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert not (folder.parent / "memory.max").exists()  # None: the parent's limits hold
+    assert case.procs_files == (folder / "cgroup.procs",)
+    script = _cgroup.join_command(case, ["/bin/true"])
+    assert str(folder / "cgroup.procs") in script
+    assert script[-2:] == ["--", "/bin/true"]
+
+    assert case.oom_kills() == 0  # no memory.events yet
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n")
+    assert case.oom_kills() == 2
