@@ -257,3 +257,45 @@ def test_a_deployment_envelope_that_is_not_one_fails_every_check(
     assert {c["explanation"] for c in safety["checks"]} == {
         "input missing: no valid deployed policy envelope is stored"
     }
+
+
+def test_a_deployment_with_an_envelope_of_its_own_is_read_by_its_owner_only(
+    service: Service, signer: SigningKey, signed_reference: bytes, signed_hostile: bytes
+) -> None:
+    """Its runs are judged against a private envelope: never a public, canonical verdict."""
+    from playproof.policy.envelope import example_envelope
+    from playproof.service.db import downgrade, make_engine, upgrade
+
+    token = service.owner("alice", (signer.verifying_key,))
+    laxer = {**example_envelope(), "max_trade_usd": 1_000_000}
+    run_id = _deployed_run(service, token, signed_reference, laxer)
+    auth = {"Authorization": f"Bearer {token}"}
+    proof = service.client.get(f"/api/v1/verifier/runs/{run_id}", headers=auth).json()
+    assert proof["lineage"]["trust_label"] == "benchmark_compatible_customized_instance"
+    assert service.client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 401
+    board = service.client.get("/api/v1/leaderboards/solana/swap").json()
+    assert run_id not in [row["run_id"] for row in board["rows"]]
+
+    # Stored under the old rule (labelled canonical), migration 0008 relabels it and its run.
+    plain = _verified(service, signed_hostile, token)  # no deployment: stays canonical
+    canonical = "benchmarked_canonical_template"
+    with service.sessions() as session:
+        session.execute(
+            text("UPDATE deployments SET trust_label = :l, customized = :f"),
+            {"l": canonical, "f": False},
+        )
+        session.execute(text("UPDATE runs SET trust_label = :l"), {"l": canonical})
+        session.commit()
+    assert service.client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 200  # the hole
+    engine = make_engine(service.database_url)
+    try:
+        downgrade(engine, "0007")
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    with service.sessions() as session:
+        labels = dict(session.execute(text("SELECT id, trust_label FROM runs")).all())
+        deployed = session.execute(text("SELECT trust_label, customized FROM deployments")).one()
+    assert labels == {run_id: "benchmark_compatible_customized_instance", plain: canonical}
+    assert tuple(deployed) == ("benchmark_compatible_customized_instance", True)
+    assert service.client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 401

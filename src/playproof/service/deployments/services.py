@@ -142,9 +142,12 @@ def create_deployment(
     """Deploy a packaged target for ``owner_id``; commits.
 
     The lineage records the target's build digest now (``version``, when
-    given, must be it). A non-empty configuration, or an uncalibrated target,
-    makes the deployment a customized instance, read by its owner only. An
-    ``external`` runtime is refused: the service cannot replay it.
+    given, must be it). A non-empty configuration, a policy envelope of its
+    own, or an uncalibrated target makes the deployment a customized instance,
+    read by its owner only: a policy-bound run is judged against its
+    deployment's envelope, which is private, so a verdict judged against it is
+    never shown to the public as the packaged target's. An ``external``
+    runtime is refused: the service cannot replay it.
     """
     if runtime != "packaged":
         raise Problem(
@@ -166,7 +169,7 @@ def create_deployment(
             "deploy the current build",
         )
     config_text = canonical_json(configuration).decode("utf-8")
-    customized = bool(configuration) or not target.calibrated
+    customized = bool(configuration) or policy_envelope is not None or not target.calibrated
     label = TrustLabel.CUSTOMIZED if customized else TrustLabel.CANONICAL
     deployment = Deployment(
         id=uuid.uuid4().hex,
