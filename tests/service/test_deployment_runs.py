@@ -8,7 +8,7 @@ import playproof
 from playproof.core.record import RunRecord
 from playproof.sign import SigningKey
 
-from .conftest import Service
+from .conftest import Service, calls_to
 
 CANONICAL = "benchmarked_canonical_template"
 CUSTOMIZED = "benchmark_compatible_customized_instance"
@@ -96,3 +96,40 @@ def test_an_unknown_deployment_has_no_runs(service: Service) -> None:
         answer = service.client.get(f"/api/v1/deployments/{deployment}/runs")
         assert answer.status_code == 404
         assert answer.json()["type"].endswith("/unknown-deployment")
+
+
+def test_listing_a_deployments_runs_reads_no_envelope(
+    service: Service, signer: SigningKey, record_2048: RunRecord, monkeypatch: Any
+) -> None:
+    """Each status names its stop reason from the row; no record is parsed, no envelope loaded."""
+    from sqlalchemy import event
+
+    from playproof.service.runs import stop_reasons
+
+    token = service.owner("alice", (signer.verifying_key,))
+    deployment = _deploy(service, token)["id"]
+    for seed in (1, 2, 3):
+        data = {**record_2048.to_json(), "started_at": f"run {seed}"}
+        body = playproof.sign_record(RunRecord.model_validate(data), signer).to_bytes()
+        _upload(service, body, token, deployment)
+    monkeypatch.setattr(stop_reasons, "_REMEMBERED", stop_reasons.StopReasons())  # a new process
+    parsed = calls_to(monkeypatch, stop_reasons, "signed_record")
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = service.sessions.kw["bind"]
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        for viewer in ({}, _auth(token)):
+            page = service.client.get(f"/api/v1/deployments/{deployment}/runs", headers=viewer)
+            assert page.status_code == 200
+            reasons = {run["stop_reason"] for run in page.json()["runs"]}
+            assert reasons == {record_2048.stop_reason.value}
+        owner_page = service.client.get("/me", headers=_auth(token))
+        assert owner_page.status_code in (200, 303)
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert parsed == []
+    assert not [s for s in statements if "runs.envelope," in s or "runs.envelope " in s]

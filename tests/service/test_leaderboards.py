@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ from sqlalchemy import func, select, text
 import playproof
 from playproof.core.record import RunRecord
 from playproof.errors import ServiceError
+from playproof.service.leaderboards.models import Challenge
 from playproof.service.leaderboards.services import (
     MAX_PAGE,
     add_challenge,
@@ -19,6 +20,7 @@ from playproof.service.leaderboards.services import (
     leaderboard,
 )
 from playproof.service.log.models import LogLeaf
+from playproof.service.log.services import as_utc
 from playproof.service.owners.services import find_owner
 from playproof.service.problems import Problem
 from playproof.service.runs.models import Run
@@ -254,6 +256,34 @@ def test_a_challenge_added_by_an_admin_over_http(service: Service) -> None:
     board = service.client.get(document["leaderboard_url"]).json()
     assert board["challenge_id"] == document["id"]
     assert board["rows"] == []
+
+
+def test_a_challenge_window_in_another_zone_is_the_same_instants(service: Service) -> None:
+    """On SQLite a window posted at +05:00 was stored as its wall clock, five hours late."""
+    admin = service.owner("root")
+    with service.sessions() as session:
+        find_owner(session, "root").admin = True
+        session.commit()
+    plus5 = timezone(timedelta(hours=5))
+    closes = (datetime.now(UTC) - timedelta(hours=3)).astimezone(plus5)  # closed 3 hours ago
+    body = {
+        "target": TARGET,
+        "seeds": [1],
+        "budget_usd": 2.0,
+        "opens_at": (closes - timedelta(days=1)).isoformat(),
+        "closes_at": closes.isoformat(),
+    }
+    made = service.client.post(
+        "/api/v1/challenges", json=body, headers={"Authorization": f"Bearer {admin}"}
+    )
+    assert made.status_code == 201, made.text
+    stored = service.client.get(f"/api/v1/challenges/{made.json()['id']}").json()
+    assert datetime.fromisoformat(stored["closes_at"]) == closes
+    assert datetime.fromisoformat(stored["opens_at"]) == closes - timedelta(days=1)
+    with service.sessions() as session:
+        challenge = session.get(Challenge, made.json()["id"])
+        assert challenge is not None
+        assert as_utc(challenge.closes_at) == closes  # the stored instant, naive or not
 
 
 AGENTS = [

@@ -241,6 +241,31 @@ def test_runs_stored_before_0005_get_their_agent_and_lose_the_column_going_down(
         engine.dispose()
 
 
+def test_runs_stored_before_0009_get_their_stop_reason_and_lose_the_column_going_down(
+    database_url: str, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    body = playproof.sign_record(record_2048, signer).to_bytes()
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "0004")
+        _insert_old_runs(
+            engine,
+            {"a" * 32: (body, "verified", None), "c" * 32: (b"not an envelope", "rejected", None)},
+        )
+        upgrade(engine, "0008")
+        assert "stop_reason" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+        upgrade(engine)
+        with engine.connect() as connection:
+            reasons = dict(connection.execute(text("SELECT id, stop_reason FROM runs")).all())
+        assert reasons == {"a" * 32: record_2048.stop_reason.value, "c" * 32: None}
+        downgrade(engine, "0008")
+        assert "stop_reason" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM runs")).scalar_one() == 2
+    finally:
+        engine.dispose()
+
+
 def test_0006_adds_the_stored_proof_columns_and_lz4_where_the_server_has_it(
     database_url: str,
 ) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from playproof.core.canonical import canonical_json
 from playproof.service.db import utc_now
@@ -241,6 +241,11 @@ def deployment_runs(
         where.append(Run.trust_label == TrustLabel.CANONICAL.value)
     total = session.scalar(select(func.count()).select_from(Run).where(*where)) or 0
     page = session.scalars(
-        select(Run).where(*where).order_by(Run.created_at, Run.id).limit(limit).offset(offset)
+        select(Run)
+        .options(defer(Run.envelope))  # a status document needs the columns only
+        .where(*where)
+        .order_by(Run.created_at, Run.id)
+        .limit(limit)
+        .offset(offset)
     )
     return int(total), list(page)

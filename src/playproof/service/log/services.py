@@ -50,8 +50,9 @@ MAX_SIGNED_HEADS = 64
 
 
 def as_utc(moment: datetime) -> datetime:
-    """``moment`` with its zone: SQLite hands back naive times, which are UTC here."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    """``moment`` in UTC: SQLite hands back naive times, which are UTC here, and a time in
+    another zone is converted (SQLite would store its wall clock and drop the offset)."""
+    return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def load_log_key(path: Path) -> SigningKey:

@@ -85,6 +85,8 @@ class Run(Base):
     error_kind: Mapped[str | None] = mapped_column(String(64))
     agent: Mapped[str | None] = mapped_column(String(AGENT_CHARS))
     """The record's actor as ``KIND:ID``; boards sort on it (None: the record was unreadable)."""
+    stop_reason: Mapped[str | None] = mapped_column(String(32))
+    """The stop reason the record states (None: unreadable, or stored before 0009 filled it)."""
     proof_document: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     """The public proof document rendered when the verdict was stored, up to (not
     including) its transparency value; served only while ``proof_key`` still matches

@@ -239,6 +239,7 @@ def ingest(
         ),
         attempts=0,
         agent=agent_of(record),
+        stop_reason=record.stop_reason.value,
     )
     job = ReplayJob(
         envelope=normalized,

@@ -1,10 +1,13 @@
-"""The stop reason of a stored run, read from its envelope once per envelope.
+"""The stop reason of a stored run: its column, else read from its envelope once per envelope.
 
 A run's status document names the stop reason its signed record states.
-Reading it means parsing the whole record (milliseconds for a long run), and
-clients poll the status while the replay runs; the envelope of a run never
-changes (it is stored once, under its digest), so the answer is remembered by
-envelope digest, for the most recent runs asked about.
+Ingest stores it in ``runs.stop_reason`` (migration 0009 filled it for older
+runs), so a status read or a list of runs parses no envelope. Only a run
+whose column is NULL (its record does not read) falls back to parsing the
+record, which means parsing the whole record (milliseconds for a long run);
+the envelope of a run never changes (it is stored once, under its digest), so
+that answer is remembered by envelope digest, for the most recent runs asked
+about.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class StopReasons:
 
         ``record`` is that record when the caller has parsed it already.
         """
+        if run.stop_reason is not None:
+            return run.stop_reason
         digest = run.envelope_sha256
         with self._lock:
             if digest in self._known:

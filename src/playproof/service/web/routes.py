@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 from starlette.concurrency import run_in_threadpool
 
 from playproof.core.game import VerificationMode
@@ -405,6 +405,7 @@ def owner_page(request: Request, session: ReadSession, viewer: ViewerDep) -> Res
     runs = list(
         session.scalars(
             select(Run)
+            .options(defer(Run.envelope))  # the list shows columns only
             .where(Run.owner_id == viewer.id)
             .order_by(Run.created_at.desc())
             .limit(MAX_OWNER_RUNS)
