@@ -266,6 +266,44 @@ def test_runs_stored_before_0009_get_their_stop_reason_and_lose_the_column_going
         engine.dispose()
 
 
+def test_0010_puts_the_large_columns_last_on_sqlite_and_keeps_everything_else(
+    database_url: str, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    from playproof.service.migrations.versions.v0010_large_columns_last import LAST
+
+    body = playproof.sign_record(record_2048, signer).to_bytes()
+    engine = make_engine(database_url)
+
+    def shape() -> dict[str, Any]:
+        found = inspect(engine)
+        return {
+            table: (
+                sorted(c["name"] for c in found.get_columns(table)),
+                sorted(str(u["column_names"]) for u in found.get_unique_constraints(table)),
+                sorted((i["name"], str(i["column_names"])) for i in found.get_indexes(table)),
+                sorted(str(f["referred_table"]) for f in found.get_foreign_keys(table)),
+            )
+            for table in LAST
+        }
+
+    try:
+        upgrade(engine, "0004")
+        _insert_old_runs(engine, {"a" * 32: (body, "verified", None)})
+        upgrade(engine, "0009")
+        before = shape()
+        upgrade(engine)
+        assert shape() == before  # the same columns, constraints, indexes and references
+        if engine.dialect.name == "sqlite":
+            for table, last in LAST.items():
+                names = [c["name"] for c in inspect(engine).get_columns(table)]
+                assert tuple(names[-len(last) :]) == last, table
+        with engine.connect() as connection:
+            stored = connection.execute(text("SELECT envelope FROM runs")).scalar_one()
+        assert bytes(stored) == body
+    finally:
+        engine.dispose()
+
+
 def test_0006_adds_the_stored_proof_columns_and_lz4_where_the_server_has_it(
     database_url: str,
 ) -> None:
