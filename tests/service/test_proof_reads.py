@@ -83,3 +83,26 @@ def test_a_stale_stored_document_is_never_served_to_anyone(
     assert b"STALE" not in answer.content
     assert answer.json() == fresh
     assert route_reads == [run_id]  # the miss went to the route, which built it
+
+
+def test_a_check_group_is_read_from_the_stored_document_and_decided_only_without_one(
+    service: Service, signer: SigningKey, record_2048: RunRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.service.proofs import services
+
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = service.upload_verified(signer, record_2048, token)
+    proof = service.client.get(f"/api/v1/verifier/runs/{run_id}").json()
+    decided = calls_to(monkeypatch, services, "decide_group")
+    for group in proof["cats"]:
+        answer = service.client.get(f"/api/v1/cats/{group['group']}/{run_id}")
+        assert answer.status_code == 200
+        assert answer.json() == group
+    assert decided == []  # no evidence was read again
+    with service.sessions() as session:  # no stored document: decided from the evidence
+        session.execute(update(Run).where(Run.id == run_id).values(proof_document=None))
+        session.commit()
+    again = service.client.get(f"/api/v1/cats/{proof['cats'][0]['group']}/{run_id}")
+    assert again.json() == proof["cats"][0]
+    assert len(decided) == 1
+    assert service.client.get(f"/api/v1/cats/wallet_safety/{run_id}").status_code == 404

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -63,13 +64,26 @@ async def proof(run_id: str, request: Request) -> Response:
     responses=problem_responses(401, 403, 404, 422),
     summary="One check group of a run",
 )
-def cats(group: str, run_id: str, session: ReadSession, viewer: Viewer) -> GroupResult:
+def cats(
+    group: str, run_id: str, request: Request, session: ReadSession, viewer: Viewer
+) -> GroupResult:
     """One check group decided on the run's stored evidence (read access as for the proof).
 
     A policy group (``wallet_safety``, ``rebalance_policy``) is a policy-bound run's only.
+    A finished run's groups are read from its stored proof document (rendered
+    from the same evidence by this verifier version); only a run without a
+    current one has its group decided again here.
     """
     if not is_group_name(group):
         raise Problem(404, "unknown-check-group", f"no check group named {group[:64]!r}")
+    state = service_state(request)
+    owner = viewer.id if viewer else None
+    with read_connection(state.engine) as connection:  # the read rules come first
+        stored = stored_proof(connection, run_id, owner, None, state.log_cache)
+    if stored is not None:
+        for found in json.loads(stored)["cats"]:
+            if found["group"] == group:
+                return GroupResult.model_validate(found)
     run = get_run(session, run_id)
-    check_run_read(run, viewer.id if viewer else None)
+    check_run_read(run, owner)
     return group_result(session, run, group)
