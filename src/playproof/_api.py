@@ -44,6 +44,7 @@ from playproof.targets import (
     Target,
     adhoc_family,
     adhoc_target,
+    code_named_by,
     get_target,
     target_libraries,
     target_roms,
@@ -302,6 +303,18 @@ def verify_record(
                     id="target-pinned",
                     passed=False,
                     reason="record names no registered target; pass one",
+                )
+            ]
+        )
+    chosen = code_named_by(name) if isinstance(name, str) and target is None else None
+    if isinstance(name, str) and chosen is not None:  # the record would pick code to run
+        return VerificationReport.from_checks(
+            [
+                CheckResult(
+                    id="target-pinned",
+                    passed=False,
+                    reason=f"the record names the target {name[:200]}, and {chosen}: "
+                    "name it yourself to verify it (--target)",
                 )
             ]
         )

@@ -83,7 +83,7 @@ class TrialWorker:
     def _start(self) -> subprocess.Popen[bytes] | None:
         if self._child is None:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "playproof.corpus._trials"],
+                [sys.executable, "-P", "-m", "playproof.corpus._trials"],  # no working folder
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

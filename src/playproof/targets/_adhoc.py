@@ -41,6 +41,7 @@ __all__ = [
     "MAX_GB_ROM_BYTES",
     "adhoc_family",
     "adhoc_target",
+    "code_named_by",
     "gb_rom_digest",
     "read_contract",
 ]
@@ -68,6 +69,24 @@ def adhoc_family(name: str) -> str | None:
     """The family of an ad-hoc spec (``gym`` for ``gym:CartPole-v1``), else None."""
     family, sep, rest = name.partition(":")
     return family if sep and rest and family in ADHOC_FAMILIES else None
+
+
+def code_named_by(spec: str) -> str | None:
+    """What code an ad-hoc spec's text chooses, if any (None: only installed code runs).
+
+    ``gym:MODULE:Id`` imports MODULE (to register the id) and
+    ``retroarch:PATH:FILE`` loads the core library at PATH. A verifier takes
+    such a spec from the person verifying (``--target``), never from the record
+    being verified: a record would otherwise pick code to run inside the
+    verifier.
+    """
+    family = adhoc_family(spec)
+    rest = spec.partition(":")[2]
+    if family == "gym" and ":" in rest:
+        return f"it would import the Python module {rest.partition(':')[0][:64]!r}"
+    if family == "retroarch" and "/" in rest.partition(":")[0]:
+        return f"it would load the core library {rest.partition(':')[0][:128]!r}"
+    return None
 
 
 def gb_rom_digest(path: Path) -> str:

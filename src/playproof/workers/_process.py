@@ -240,7 +240,9 @@ def child_argv(module: str, *, parent_pid: int | None) -> list[str]:
     With ``parent_pid`` the child asks for the parent-death signal and exits at
     once if its parent is already not ``parent_pid`` (as the child sees it).
     """
-    argv = [sys.executable, "-m", module]
+    # -P: ``-m`` would put the working folder first on the child's import path, so a
+    # ``gymnasium.py`` beside the records being verified would run inside the verifier.
+    argv = [sys.executable, "-P", "-m", module]
     if parent_pid is not None:
         argv += ["--parent-pid", str(parent_pid)]
     return argv
