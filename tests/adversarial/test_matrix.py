@@ -211,3 +211,34 @@ def test_a_report_without_a_trusted_key_says_how_to_give_one(
     assert result.returncode == 3
     assert "--key FILE.pub.pem" in result.stderr
     assert not (runs / "report").exists()
+
+
+def test_a_stored_verification_someone_else_wrote_or_edited_is_replayed(
+    played: tuple[Path, SigningKey], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing signs a stored verification: only one this user's replays kept stands."""
+    runs, key = played
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "mine"))
+    honest = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in honest.cells] == ["replay", "replay"]
+    earned = {c.file: list(c.report.verified) for c in honest.cells}
+    sidecar = runs / _cell("0").replace(".json", ".verification.json")
+    forged = json.loads(sidecar.read_text())
+    forged["report"]["verified"] = [*forged["report"]["verified"], "made-up-1", "made-up-2"]
+    sidecar.write_text(json.dumps(forged))  # the record itself is untouched
+    again = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in again.cells] == ["replay", "stored"]
+    assert {c.file: list(c.report.verified) for c in again.cells} == earned
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "theirs"))  # another user's key
+    elsewhere = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in elsewhere.cells] == ["replay", "replay"]
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, so no cache folder can be made under it")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    for sidecar in runs.glob("*.verification.json"):
+        sidecar.unlink()
+    keyless = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in keyless.cells] == ["replay", "replay"]
+    assert not list(runs.glob("*.verification.json"))  # nothing kept without a key

@@ -3,14 +3,22 @@
 Every record file is read bounded and its signature checked against the
 trusted keys. A record is then verified by replay, on the executor, unless a
 verification stored beside it (``<cell id>.verification.json``) names the
-same record digest: then that stored verification stands. Replays are stored
-that way for the next report. A record that fails any check, is no matrix
+same record digest and carries a MAC under this user's cache key (see
+:func:`cache_key`): then that stored verification stands. Nothing signs the
+file, and whoever hands over a folder writes what is in it, so a stored
+verification this user's own replays did not write (another machine's, or
+an edited one) is replayed again. Replays are stored that way for the next
+report. A record that fails any check, is no matrix
 record, or sits under another cell's file name is rejected with its reasons;
 nothing is dropped silently.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import secrets
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -21,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from playproof._api import verify_record
 from playproof._bounded import read_bounded
-from playproof.core.canonical import parse_json
+from playproof.core.canonical import canonical_json, parse_json
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.errors import FormatError, RunError
@@ -63,6 +71,9 @@ class StoredVerification(BaseModel):
     )
     record_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     report: VerificationReport
+    mac: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """HMAC-SHA256 of the digest and the report under the writer's cache key (None: none
+    kept, and such a file is never trusted)."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +133,47 @@ def _stored_spec(folder: Path) -> MatrixSpec | None:
         return None
 
 
-def _stored(path: Path, digest: str) -> VerificationReport | None:
-    """The verification beside a record, if there is one and it is for this very record."""
-    if not path.is_file():
+CACHE_KEY_FILE = Path("playproof") / "matrix-verification.key"
+"""Under the user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``): the MAC key."""
+
+
+def cache_key() -> bytes | None:
+    """This user's key for stored verifications, made (mode 0600) on first use.
+
+    None when it can be neither read nor made (no home folder, a read-only one):
+    then nothing stored is trusted and nothing is stored.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / CACHE_KEY_FILE
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+        key = read_bounded(path, 64, "matrix cache key")
+    except (OSError, FormatError):
+        return None
+    return key if len(key) == 32 else None
+
+
+def _mac(key: bytes, digest: str, report: VerificationReport) -> str:
+    body = canonical_json(report.model_dump(mode="json"))
+    message = b"playproof/matrix-verification/v1\n" + digest.encode("ascii") + b"\n" + body
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _stored(path: Path, digest: str, key: bytes | None) -> VerificationReport | None:
+    """The verification beside a record, if there is one, for this very record, kept by us."""
+    if key is None or not path.is_file():
         return None
     try:
         data = read_bounded(path, MAX_STORED_VERIFICATION_BYTES, "stored verification")
         stored = StoredVerification.model_validate_json(data)
+        expected = _mac(key, stored.record_digest, stored.report)
     except (FormatError, ValidationError):
+        return None
+    if stored.mac is None or not hmac.compare_digest(stored.mac, expected):
         return None
     return stored.report if stored.record_digest == digest else None
 
@@ -155,6 +199,7 @@ def collect(
 ) -> Collected:
     """Verify every record in ``folder`` (see the module docstring)."""
     files = _record_files(folder)
+    key = cache_key()
     pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
     cells: list[VerifiedCell] = []
     rejected: list[Rejected] = []
@@ -182,7 +227,7 @@ def collect(
                 continue
             digest = record_digest(record)
             sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
-            report = _stored(sidecar, digest) if trust_stored else None
+            report = _stored(sidecar, digest, key) if trust_stored else None
             if report is not None and report.clean:
                 cells.append(VerifiedCell(path.name, cell, record, report, "stored"))
                 continue
@@ -197,9 +242,11 @@ def collect(
                 report = future.result(timeout=REPLAY_TIMEOUT_S)
             except TimeoutError as exc:
                 raise RunError(f"replaying {path.name} took over {REPLAY_TIMEOUT_S:.0f} s") from exc
-            stored = StoredVerification(record_digest=digest, report=report)
-            sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
-            write_atomic(sidecar, stored.model_dump_json(by_alias=True).encode())
+            if key is not None:
+                mac = _mac(key, digest, report)
+                stored = StoredVerification(record_digest=digest, report=report, mac=mac)
+                sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
+                write_atomic(sidecar, stored.model_dump_json(by_alias=True).encode())
             if on_record is not None:
                 on_record(done, len(replays))
             if report.clean:
