@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ from playproof.corpus._variants_chip8 import chip8_screen
 from playproof.corpus._variants_dmg import CONDITION_BIT, dmg_frame
 from playproof.corpus._variants_mooneye import MOONEYE_FAIL
 from playproof.corpus.chip8 import candidate as chip8_reference
-from playproof.sign import Envelope
+from playproof.sign import Envelope, SigningKey
 
 CANDIDATES = Path(__file__).parent / "candidates"
 SEED = bytes(range(32))
@@ -649,3 +650,44 @@ def test_every_blargg_case_gets_a_variant_that_must_fail() -> None:
             ((at, value),) = variant.patches
             assert value == corpus.roms[variant.case_id][at] ^ CONDITION_BIT
         assert not {offset for offset, _ in variant.patches} & set(HEADER)
+
+
+def test_a_record_pinning_thousands_of_variants_of_one_case_fails_its_check_at_once(
+    tmp_path: Path,
+) -> None:
+    """The pins were counted pairwise (24,000 took 48 s) and the plan then refused them raw."""
+    from playproof.corpus import CandidatePin, CaseResult, GradeRecord, load_manifest, sign_grade
+    from playproof.corpus._variants import VariantPin
+
+    manifest = load_manifest(shipped_paths("chip8")[0])
+    case = manifest.cases[0].id
+    pins = tuple(
+        VariantPin(case_id=case, kind="chip8-sprite", sha256=f"{i:064x}", passed=False)
+        for i in range(3000)
+    )
+    results = [CaseResult(case_id=c.id, passed=False, reason="x") for c in manifest.cases]
+    record = GradeRecord(
+        corpus_id=manifest.corpus_id,
+        corpus_version=manifest.version,
+        corpus_digest=manifest.digest,
+        candidate=CandidatePin(command=["x"], build_digest="1" * 64),
+        isolation="rlimits",
+        limits={},
+        results=results,
+        passed=0,
+        denominator=len(results),
+        started_at=datetime.now(UTC),
+        finished_at=datetime.now(UTC),
+        variants=pins,
+        variant_seed_sha256=hashlib.sha256(SEED).hexdigest(),
+    )
+    signer = SigningKey.generate()
+    path = tmp_path / "grade.json"
+    path.write_bytes(sign_grade(record, signer).to_bytes())
+    signer.verifying_key.save(tmp_path / "grader.pub.pem")
+    keys = ["--key", str(tmp_path / "grader.pub.pem")]
+    code, report = _verify(path, keys, "--variant-seed", SEED.hex())
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code != 0
+    assert not checks["variants-reproduced"]["passed"]
+    assert "pins 3000 variants of case" in checks["variants-reproduced"]["reason"]

@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import threading
+from collections import Counter
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -565,13 +566,23 @@ def _with_variant_check(
         check = CheckResult(id="variants-reproduced", passed=False, reason="no record to compare")
     else:
         folder = roms or shipped_paths(parsed.corpus_id)[2]
-        counts = [sum(p.case_id == v.case_id for p in record.variants) for v in record.variants]
-        plan = VariantPlan(
-            seed=parse_seed(seed), per_case=max([1, *counts]), symbols=load_symbols(folder, parsed)
-        )
-        check = verify_variants(
-            record.variants, record.variant_seed_sha256, load_corpus(parsed, folder), plan
-        )
+        # Counted in one pass: a record may pin any number of variants of one case.
+        most = Counter(p.case_id for p in record.variants).most_common(1)
+        per_case = most[0][1] if most else 1
+        if per_case > MAX_VARIANTS_PER_CASE:
+            check = CheckResult(
+                id="variants-reproduced",
+                passed=False,
+                reason=f"the record pins {per_case} variants of case {most[0][0][:80]!r}; "
+                f"a grading makes at most {MAX_VARIANTS_PER_CASE}",
+            )
+        else:
+            plan = VariantPlan(
+                seed=parse_seed(seed), per_case=per_case, symbols=load_symbols(folder, parsed)
+            )
+            check = verify_variants(
+                record.variants, record.variant_seed_sha256, load_corpus(parsed, folder), plan
+            )
     return VerificationReport.from_checks([*report.checks, check], key_id=report.key_id)
 
 

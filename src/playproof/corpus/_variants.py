@@ -633,7 +633,7 @@ def verify_variants(
         return CheckResult(
             id=check, passed=False, reason="the seed given is not the one the record commits to"
         )
-    made = [(v.case_id, v.kind, v.sha256) for v in make_variants(corpus, plan, jobs=jobs)]
+    made = {(v.case_id, v.kind, v.sha256) for v in make_variants(corpus, plan, jobs=jobs)}
     graded = [(p.case_id, p.kind, p.sha256) for p in pins]
     missing = [entry for entry in graded if entry not in made]
     if missing:
