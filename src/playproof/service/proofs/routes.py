@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from playproof.service.artifacts.replay import is_policy_target
 from playproof.service.checks import GroupResult, is_group_name
 from playproof.service.db import read_connection, read_only
 from playproof.service.owners.routes import AuthenticatedOwner, optional_owner
@@ -71,8 +72,9 @@ def cats(
 
     A policy group (``wallet_safety``, ``rebalance_policy``) is a policy-bound run's only.
     A finished run's groups are read from its stored proof document (rendered
-    from the same evidence by this verifier version); only a run without a
-    current one has its group decided again here.
+    from the same record and report by this verifier version); a run without a
+    current one, and a policy-bound run (whose groups read its artifacts too),
+    has its group decided again here.
     """
     if not is_group_name(group):
         raise Problem(404, "unknown-check-group", f"no check group named {group[:64]!r}")
@@ -80,8 +82,11 @@ def cats(
     owner = viewer.id if viewer else None
     with read_connection(state.engine) as connection:  # the read rules come first
         stored = stored_proof(connection, run_id, owner, None, state.log_cache)
-    if stored is not None:
-        for found in json.loads(stored)["cats"]:
+    document = json.loads(stored) if stored is not None else None
+    # A policy-bound run's groups also read its stored artifacts (another table): decided
+    # again on every request, so a missing or altered artifact shows at once.
+    if document is not None and not is_policy_target(document["lineage"]["target"]):
+        for found in document["cats"]:
             if found["group"] == group:
                 return GroupResult.model_validate(found)
     run = get_run(session, run_id)
