@@ -11,6 +11,14 @@ replay parted from the claim.
 Frames are cached under ``<cache>/<record digest>/``; the folder is written
 under a temporary name and renamed into place, so a cache folder that exists
 is complete.
+
+Drawing is bounded for the whole process, whoever asks: at most
+``MAX_CONCURRENT_GENERATIONS`` records are drawn at once and at most
+``MAX_WAITING_GENERATIONS`` more requests wait (each at most
+``GENERATION_WAIT_S``); past that :func:`ensure_frames` raises
+:class:`FramesBusy` at once. The cache holds at most ``MAX_CACHE_BYTES`` of
+finished records: after each drawing the least recently viewed records are
+deleted until the total is under the bound (the record just drawn is kept).
 """
 
 from __future__ import annotations
@@ -21,8 +29,10 @@ import multiprocessing
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -39,13 +49,18 @@ from playproof.targets import Target, get_target
 
 __all__ = [
     "FRAME_IMAGE_SCALE",
+    "MAX_CACHE_BYTES",
+    "MAX_CONCURRENT_GENERATIONS",
     "MAX_VIEWER_TURNS",
+    "MAX_WAITING_GENERATIONS",
     "FrameIndex",
     "FrameUnavailable",
+    "FramesBusy",
     "MilestoneMark",
     "cached_events",
     "cached_index",
     "ensure_frames",
+    "evict",
     "frame_name",
     "generate_frames",
     "is_policy_bound",
@@ -79,12 +94,85 @@ the environment's observation, which need not determine the rendered picture.
 """
 ADVANCE_CHUNK = 256
 """Inputs per call when the game applies a batch (a worker round trip each)."""
+MAX_CONCURRENT_GENERATIONS = 2
+"""Records whose frames are drawn at once in this process (a child process each for workers)."""
+MAX_WAITING_GENERATIONS = 4
+"""Requests that may wait for a drawing slot; past them the viewer is busy at once."""
+GENERATION_WAIT_S = 30.0
+"""The longest a request waits for a slot, or for another request drawing the same record."""
+BUSY_RETRY_AFTER_S = 30
+"""The ``Retry-After`` a busy viewer suggests, in seconds."""
+MAX_CACHE_BYTES = 2 << 30
+"""The frame cache's bound on finished records (least recently viewed ones are deleted)."""
+SIZE_FILE = "bytes.txt"
+"""The bytes a cached record's folder holds (hard-linked screens counted once)."""
+_TOUCH_EVERY_S = 60.0
+"""A viewed record's last-use time is brought forward at most this often."""
 _LOCKS_GUARD = threading.Lock()
 _LOCKS: dict[str, threading.Lock] = {}
+_EVICTION = threading.Lock()
 
 
 class FrameUnavailable(ServiceError):
     """The server cannot regenerate this run's frames; the message says why."""
+
+
+class FramesBusy(FrameUnavailable):
+    """Too many frame drawings are running or waiting; ``retry_after`` seconds is a fair wait."""
+
+    def __init__(self, message: str, retry_after: int = BUSY_RETRY_AFTER_S) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _busy() -> FramesBusy:
+    return FramesBusy(
+        "the replay viewer is busy drawing other runs' frames (it draws "
+        f"{MAX_CONCURRENT_GENERATIONS} at a time): try again in {BUSY_RETRY_AFTER_S} seconds"
+    )
+
+
+class _Gate:
+    """A process-wide bound on frame drawing: ``slots`` draw at once, ``queue`` more may wait."""
+
+    def __init__(self, slots: int, queue: int) -> None:
+        self.slots, self.queue = slots, queue
+        self._changed = threading.Condition()
+        self._admitted = 0  # drawing, or waiting for a slot or for the record's lock
+        self._running = 0
+
+    @contextmanager
+    def admitted(self) -> Iterator[None]:
+        """Count this request in, or raise :class:`FramesBusy` when the queue is full."""
+        with self._changed:
+            if self._admitted >= self.slots + self.queue:
+                raise _busy()
+            self._admitted += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._admitted -= 1
+
+    @contextmanager
+    def slot(self, deadline: float) -> Iterator[None]:
+        """Draw in one of the slots; :class:`FramesBusy` when none frees before ``deadline``."""
+        with self._changed:
+            free = self._changed.wait_for(
+                lambda: self._running < self.slots, timeout=max(0.0, deadline - time.monotonic())
+            )
+            if not free:
+                raise _busy()
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._changed.notify_all()
+
+
+_GATE = _Gate(MAX_CONCURRENT_GENERATIONS, MAX_WAITING_GENERATIONS)
 
 
 class MilestoneMark(BaseModel):
@@ -275,17 +363,21 @@ def cached_events(cache: Path, record_digest: str) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def _check_length(record: RunRecord) -> None:
+    if len(record.decisions) > MAX_VIEWER_TURNS:
+        raise FrameUnavailable(
+            f"the run has {len(record.decisions)} decisions; the viewer shows at most "
+            f"{MAX_VIEWER_TURNS}"
+        )
+
+
 def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> FrameIndex:
     """Replay ``record`` on its packaged target and write every frame into ``folder``.
 
     Raises :class:`FrameUnavailable` when the target is not packaged here,
     its build differs from the pinned one or the run is too long to show.
     """
-    if len(record.decisions) > MAX_VIEWER_TURNS:
-        raise FrameUnavailable(
-            f"the run has {len(record.decisions)} decisions; the viewer shows at most "
-            f"{MAX_VIEWER_TURNS}"
-        )
+    _check_length(record)
     target = _packaged(record)
     same_contract = contract_hash(target.contract) == record.target.contract_hash
     tracker = MilestoneTracker(target.contract) if same_contract else None
@@ -364,6 +456,7 @@ def _generate_in_child(record: dict[str, object], record_digest: str, folder: st
 
 def _generate_isolated(record: RunRecord, record_digest: str, folder: Path) -> FrameIndex:
     """Draw the frames in a fresh child process when the target runs in a worker."""
+    _check_length(record)  # before a child is spawned for nothing
     target = _packaged(record)
     if target.spec.isolation != "worker":
         return generate_frames(record, record_digest, folder)
@@ -393,30 +486,132 @@ def _generate_isolated(record: RunRecord, record_digest: str, folder: Path) -> F
     return FrameIndex.model_validate_json(read_bounded(index_file, MAX_INDEX_BYTES, "frame index"))
 
 
+def _folder_bytes(folder: Path) -> int:
+    """The bytes the files in ``folder`` take (a hard-linked screen counted once)."""
+    seen: set[int] = set()
+    total = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            if entry.is_file(follow_symlinks=False) and info.st_ino not in seen:
+                seen.add(info.st_ino)
+                total += info.st_size
+    return total
+
+
+def _recorded_bytes(folder: Path) -> int:
+    try:
+        return int((folder / SIZE_FILE).read_text(encoding="ascii"))
+    except (OSError, ValueError):  # an entry cached before sizes were kept
+        try:
+            return _folder_bytes(folder)
+        except OSError:
+            return 0
+
+
+def _touch(cache: Path, record_digest: str) -> None:
+    """Mark the record's frames as just viewed (for least-recently-used eviction)."""
+    index_file = _cache_folder(cache, record_digest) / "index.json"
+    try:
+        if time.time() - index_file.stat().st_mtime > _TOUCH_EVERY_S:
+            os.utime(index_file)
+    except OSError:  # evicted meanwhile: the next view draws it again
+        pass
+
+
+def _is_digest(name: str) -> bool:
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+
+
+def evict(cache: Path, keep: str | None = None, limit: int | None = None) -> int:
+    """Delete the least recently viewed records' frames until the cache holds ``limit`` bytes.
+
+    ``keep`` (the record just drawn) is never deleted; scratch folders left by
+    a drawing that died with the server are. Returns the bytes the cached
+    records hold afterwards.
+    """
+    bound = MAX_CACHE_BYTES if limit is None else limit
+    with _EVICTION:
+        found: list[tuple[float, str, int]] = []
+        total = 0
+        try:
+            listing = list(os.scandir(cache))
+        except OSError:
+            return 0
+        for entry in listing:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name.startswith((".partial-", ".evicted-")):
+                try:  # a live drawing adds a file far more often than this
+                    stale = time.time() - entry.stat().st_mtime > FRAME_GENERATION_TIMEOUT_S
+                except OSError:
+                    continue
+                if stale:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                continue
+            if not _is_digest(entry.name):
+                continue
+            folder = Path(entry.path)
+            try:
+                used = (folder / "index.json").stat().st_mtime
+            except OSError:
+                used = 0.0  # an incomplete entry: the first to go
+            size = _recorded_bytes(folder)
+            found.append((used, entry.name, size))
+            total += size
+        for _used, name, size in sorted(found):
+            if total <= bound:
+                break
+            if name == keep:
+                continue
+            doomed = cache / f".evicted-{name}-{uuid.uuid4().hex}"
+            try:
+                os.replace(cache / name, doomed)
+            except OSError:
+                continue
+            shutil.rmtree(doomed, ignore_errors=True)
+            total -= size
+        return total
+
+
 def ensure_frames(
     cache: Path, record: RunRecord, record_digest: str, *, need_events: bool = False
 ) -> FrameIndex:
     """The record's frames, generated once (one generation per record at a time).
 
     ``need_events``: a cache entry made before run events were kept is made again.
+    Raises :class:`FramesBusy` when the process-wide bound on drawing is
+    reached (nothing is drawn), :class:`FrameUnavailable` when the frames
+    cannot be drawn here.
     """
     found = cached_index(cache, record_digest)
     if found is not None and (found.events or not need_events):
+        _touch(cache, record_digest)
         return found
-    with _lock_for(record_digest):
-        found = cached_index(cache, record_digest)
-        if found is not None and (found.events or not need_events):
-            return found
-        final = _cache_folder(cache, record_digest)
-        scratch = cache / f".partial-{record_digest}-{uuid.uuid4().hex}"
+    with _GATE.admitted():
+        deadline = time.monotonic() + GENERATION_WAIT_S
+        lock = _lock_for(record_digest)
+        if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise _busy()
         try:
-            index = _generate_isolated(record, record_digest, scratch)
-            if final.exists():  # an older, unreadable cache entry
-                shutil.rmtree(final, ignore_errors=True)
-            os.replace(scratch, final)
+            found = cached_index(cache, record_digest)
+            if found is not None and (found.events or not need_events):
+                return found
+            final = _cache_folder(cache, record_digest)
+            scratch = cache / f".partial-{record_digest}-{uuid.uuid4().hex}"
+            with _GATE.slot(deadline):
+                try:
+                    index = _generate_isolated(record, record_digest, scratch)
+                    (scratch / SIZE_FILE).write_text(str(_folder_bytes(scratch)), encoding="ascii")
+                    if final.exists():  # an older, unreadable cache entry
+                        shutil.rmtree(final, ignore_errors=True)
+                    os.replace(scratch, final)
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+            evict(cache, keep=record_digest)
+            return index
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return index
+            lock.release()
 
 
 def read_frame(cache: Path, index: FrameIndex, turn: int) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
-from playproof.errors import PlayproofError
+from playproof.errors import FormatError, PlayproofError
 from playproof.service.checks import GroupResult
 from playproof.service.deployments.services import get_target, require_read
 from playproof.service.grades.services import get_grade
@@ -32,11 +33,13 @@ from playproof.service.leaderboards.services import (
 )
 from playproof.service.problems import Problem
 from playproof.service.proofs.services import proof_document
-from playproof.service.runs.models import Run
+from playproof.service.runs.models import Run, RunStatus
 from playproof.service.runs.routes import read_bounded_body
-from playproof.service.runs.services import get_run, signed_record
+from playproof.service.runs.services import get_run, signed_record, stored_report
 from playproof.service.state import read_session, service_state
 from playproof.service.web.frames import (
+    FrameIndex,
+    FramesBusy,
     FrameUnavailable,
     cached_events,
     ensure_frames,
@@ -244,7 +247,8 @@ def proof_download(
     )
 
 
-async def _frames_of(request: Request, session: Session, run: Run) -> Any:
+def _replayed_record(run: Run) -> RunRecord:
+    """The run's record, or a 409 when it is unreadable or was not verified by replay."""
     record = signed_record(run)
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
@@ -256,11 +260,68 @@ async def _frames_of(request: Request, session: Session, run: Run) -> Any:
             f"run {run.id} was verified in {mode.value} mode, without re-executing the game: "
             "it has no replayed frames; its run page says what the verdict trusted",
         )
+    return record
+
+
+def _why_not_drawn(run: Run) -> str | None:
+    """Why the viewer draws no frames for this run (None: it draws them)."""
+    if run.status == RunStatus.VERIFIED.value:
+        return None
+    if run.status == RunStatus.PENDING.value:
+        return (
+            f"run {run.id} is still being verified: the viewer draws frames only for verified "
+            "runs; come back once the run has its verdict"
+        )
+    return (
+        f"run {run.id} was {run.status}, not verified: the viewer draws frames only for verified "
+        "runs; the record can be replayed locally with playproof verify"
+    )
+
+
+def _failed_checks(run: Run) -> list[str]:
+    """The verdict's failed checks, with the verifier's reasons (where replay parted)."""
+    report = stored_report(run)
+    if report is None:
+        return []
+    return [f"{check.id}: {check.reason}" for check in report.checks if not check.passed]
+
+
+async def _refusal(request: Request, problem: Problem) -> Response:
+    """The app's answer to ``problem``, carrying its headers (the web error page drops them)."""
+    answer = request.app.exception_handlers[Problem](request, problem)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    assert isinstance(answer, Response)
+    answer.headers.update(problem.headers)
+    return answer
+
+
+async def _frames_of(request: Request, session: Session, run: Run) -> Any:
+    record = _replayed_record(run)
+    why = _why_not_drawn(run)
+    if why is not None:
+        raise Problem(409, "no-replay-frames", why)
     cache = _frames_cache(request)
     try:
         return record, await run_in_threadpool(ensure_frames, cache, record, run.record_digest)
+    except FramesBusy as exc:
+        raise Problem(
+            503, "viewer-busy", str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from exc
     except FrameUnavailable as exc:
         raise Problem(409, "no-replay-frames", str(exc)) from exc
+
+
+def _cached_frame(request: Request, index: FrameIndex, turn: int) -> bytes:
+    try:
+        return read_frame(_frames_cache(request), index, turn)
+    except FormatError as exc:  # deleted from the cache (the disk bound) since it was found
+        raise Problem(
+            503,
+            "viewer-busy",
+            "this run's frames were just deleted from the cache: load the page again to draw them",
+            headers={"Retry-After": "1"},
+        ) from exc
 
 
 @router.get("/runs/{run_id}/replay", response_class=HTMLResponse)
@@ -271,13 +332,34 @@ async def replay_page(
     viewer: ViewerDep,
     turn: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> Response:
-    """The replay viewer: frames the server regenerated, one turn at a time."""
+    """The replay viewer: frames the server regenerated, one turn at a time.
+
+    A run that is not verified gets the page without frames: why, and the
+    verdict's failed checks (drawing a rejected run's frames is not paid for).
+    """
     run = _readable_run(session, run_id, viewer)
-    record, index = await _frames_of(request, session, run)
-    turn = min(turn, index.turns)
-    text = None
-    if index.kind == "text":
-        text = read_frame(_frames_cache(request), index, turn).decode("utf-8", "replace")
+    why = _why_not_drawn(run)
+    if why is not None:
+        return render(
+            request,
+            "replay.html",
+            viewer,
+            run=run,
+            record=_replayed_record(run),
+            index=None,
+            not_drawn=why,
+            failed=_failed_checks(run),
+        )
+    try:
+        record, index = await _frames_of(request, session, run)
+        turn = min(turn, index.turns)
+        text = None
+        if index.kind == "text":
+            text = _cached_frame(request, index, turn).decode("utf-8", "replace")
+    except Problem as problem:
+        if not problem.headers:
+            raise
+        return await _refusal(request, problem)
     decision = record.decisions[turn - 1] if turn >= 1 else None
     reached = [m for m in index.verified if m.turn == turn]
     return render(
@@ -301,10 +383,15 @@ async def frame_file(
 ) -> Response:
     """One regenerated frame: a PNG for emulator targets, text for text games."""
     run = _readable_run(session, run_id, viewer)
-    _record, index = await _frames_of(request, session, run)
-    if not 0 <= turn <= index.turns:
-        raise Problem(404, "no-such-frame", f"run {run.id} has frames 0 to {index.turns}")
-    data = read_frame(_frames_cache(request), index, turn)
+    try:
+        _record, index = await _frames_of(request, session, run)
+        if not 0 <= turn <= index.turns:
+            raise Problem(404, "no-such-frame", f"run {run.id} has frames 0 to {index.turns}")
+        data = _cached_frame(request, index, turn)
+    except Problem as problem:
+        if not problem.headers:
+            raise
+        return await _refusal(request, problem)
     return Response(
         data,
         media_type=index.media_type,

@@ -1,0 +1,154 @@
+"""The replay viewer's cost bounds: who gets frames drawn, how many at once, how much disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import playproof
+from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.service.web import frames as frames_module
+from playproof.service.web.frames import cached_index, ensure_frames
+from playproof.sign import SigningKey
+
+from .conftest import Service, calls_to
+
+WAIT_S = 60.0
+"""A bound on waiting for the blocked drawing (not a timed assertion)."""
+
+
+def _cache(service: Service) -> Path:
+    cache = service.client.app.state.web.frames_cache  # type: ignore[attr-defined]
+    assert isinstance(cache, Path)
+    return cache
+
+
+def _rejected(record: RunRecord) -> RunRecord:
+    last = record.claimed[-1]
+    moved = (*record.claimed[:-1], ClaimedMilestone(id=last.id, turn=last.turn + 3))
+    return RunRecord.model_validate(
+        {
+            **record.model_copy(update={"claimed": moved}).to_json(),
+            "started_at": uuid.uuid4().hex,
+        }
+    )
+
+
+def test_a_rejected_run_gets_its_verdict_and_no_drawn_frames(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    accepted = service.upload(
+        playproof.sign_record(_rejected(record_2048), signer).to_bytes(), token
+    )
+    run_id = accepted.json()["id"]
+    assert service.verdict(run_id)["status"] == "rejected"
+    drawn = calls_to(monkeypatch, frames_module, "_generate_isolated", 1)
+
+    page = service.client.get(f"/runs/{run_id}/replay")  # anonymous: the run is public
+    assert page.status_code == 200
+    assert 'id="no-frames"' in page.text
+    assert "only for verified runs" in page.text
+    last = record_2048.claimed[-1]
+    assert "claims-reproduced" in page.text
+    assert last.id in page.text
+    assert f"turn {last.turn}" in page.text
+    frame = service.client.get(f"/runs/{run_id}/frames/0")
+    assert frame.status_code == 409
+    assert drawn == []
+    assert not _cache(service).exists() or not any(_cache(service).iterdir())
+
+    verified = service.upload_verified(signer, record_2048, token)
+    assert service.client.get(f"/runs/{verified}/replay").status_code == 200
+    assert len(drawn) == 1  # a verified run is drawn as before
+
+
+def test_drawing_past_the_bound_is_busy_rather_than_another_drawing(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    first, second = (service.upload_verified(signer, record_2048, token) for _ in range(2))
+    monkeypatch.setattr(frames_module, "_GATE", frames_module._Gate(slots=1, queue=0))
+    real = frames_module._generate_isolated
+    entered, release = threading.Event(), threading.Event()
+    drawn: list[str] = []
+
+    def blocked(record: RunRecord, record_digest: str, folder: Path) -> Any:
+        drawn.append(record_digest)
+        entered.set()
+        release.wait(WAIT_S)
+        return real(record, record_digest, folder)
+
+    monkeypatch.setattr(frames_module, "_generate_isolated", blocked)
+    answers: dict[str, httpx.Response] = {}
+    viewer = threading.Thread(
+        target=lambda: answers.setdefault("first", service.client.get(f"/runs/{first}/replay"))
+    )
+    viewer.start()
+    try:
+        assert entered.wait(WAIT_S)
+        for path in (f"/runs/{second}/replay", f"/runs/{second}/frames/3"):
+            busy = service.client.get(path)
+            assert busy.status_code == 503, path
+            assert busy.headers["Retry-After"] == str(frames_module.BUSY_RETRY_AFTER_S)
+            assert "busy" in busy.text
+        assert len(drawn) == 1  # no second drawing was started
+    finally:
+        release.set()
+        viewer.join(WAIT_S)
+    assert answers["first"].status_code == 200
+    assert service.client.get(f"/runs/{second}/replay").status_code == 200  # a slot is free
+    assert len(drawn) == 2
+
+
+def _age(folder: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(folder / "index.json", (then, then))
+
+
+def test_the_disk_bound_deletes_the_least_recently_viewed_records(
+    record_2048: RunRecord, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, c = ("a" * 64, "b" * 64, "c" * 64)
+    ensure_frames(tmp_path, record_2048, a)
+    ensure_frames(tmp_path, record_2048, b)
+    size = int((tmp_path / a / frames_module.SIZE_FILE).read_text())
+    assert size > 0
+    _age(tmp_path / a, 1000)
+    _age(tmp_path / b, 500)
+    ensure_frames(tmp_path, record_2048, a)  # viewed again: now the most recent
+    monkeypatch.setattr(frames_module, "MAX_CACHE_BYTES", size * 5 // 2)
+    ensure_frames(tmp_path, record_2048, c)
+    assert cached_index(tmp_path, b) is None
+    assert cached_index(tmp_path, a) is not None
+    assert cached_index(tmp_path, c) is not None
+    assert frames_module.evict(tmp_path) <= size * 5 // 2
+    # A record larger than the bound alone is kept (it is the one just drawn).
+    assert frames_module.evict(tmp_path, keep=c, limit=1) == size
+    assert sorted(p.name for p in tmp_path.iterdir()) == [c]
+
+
+def test_a_scratch_folder_left_by_a_dead_drawing_is_deleted(tmp_path: Path) -> None:
+    stale = tmp_path / f".partial-{'d' * 64}-{uuid.uuid4().hex}"
+    live = tmp_path / f".partial-{'e' * 64}-{uuid.uuid4().hex}"
+    for folder in (stale, live):
+        folder.mkdir()
+        (folder / "0000000.txt").write_text("frame")
+    then = time.time() - 2 * frames_module.FRAME_GENERATION_TIMEOUT_S
+    os.utime(stale, (then, then))
+    frames_module.evict(tmp_path)
+    assert not stale.exists()
+    assert live.exists()
