@@ -11,7 +11,14 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-__all__ = ["PLOT_HEIGHT", "PLOT_WIDTH", "series_plot", "suite_chart", "timeline_plot"]
+__all__ = [
+    "PLOT_HEIGHT",
+    "PLOT_WIDTH",
+    "SERIES_BUCKETS",
+    "series_plot",
+    "suite_chart",
+    "timeline_plot",
+]
 
 PLOT_WIDTH = 720
 PLOT_HEIGHT = 180
@@ -28,8 +35,66 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
+SERIES_BUCKETS = PLOT_WIDTH - _PAD_LEFT - _PAD_RIGHT
+"""The spans a long series is drawn in: one per pixel of the plot's inner width."""
+
+
+def _drawn_points(values: Sequence[float | None]) -> list[list[int]]:
+    """The indices of ``values`` drawn, as runs of a line (an unmeasured gap ends a run).
+
+    A series of at most :data:`SERIES_BUCKETS` values is drawn point by point.
+    A longer one is cut into that many spans of consecutive decisions, and
+    each span is drawn by its lowest and its highest measured value, in turn
+    order: at most two points a pixel, so a plot's size no longer grows with
+    the run while every spike (and every dip) stays visible. A span with no
+    measured value is a gap; a span with some is drawn from those.
+    """
+    count = len(values)
+    if count <= SERIES_BUCKETS:
+        runs: list[list[int]] = []
+        current: list[int] = []
+        for index, value in enumerate(values):
+            if value is None:
+                if current:
+                    runs.append(current)
+                current = []
+            else:
+                current.append(index)
+        if current:
+            runs.append(current)
+        return runs
+    runs = []
+    current = []
+    for bucket in range(SERIES_BUCKETS):
+        lo = count * bucket // SERIES_BUCKETS
+        hi = count * (bucket + 1) // SERIES_BUCKETS
+        span = values[lo:hi]
+        if None in span:
+            measured = [(v, lo + i) for i, v in enumerate(span) if v is not None]
+            if not measured:
+                if current:
+                    runs.append(current)
+                current = []
+                continue
+            low_at = min(measured)[1]
+            high_at = max(measured, key=lambda pair: (pair[0], -pair[1]))[1]
+        else:
+            low, high = min(span), max(span)  # type: ignore[type-var]
+            low_at, high_at = lo + span.index(low), lo + span.index(high)
+        current.extend(sorted({low_at, high_at}))
+    if current:
+        runs.append(current)
+    return runs
+
+
 def series_plot(values: Sequence[float | None], *, title: str, unit: str, plot_id: str) -> Markup:
-    """A line of ``values`` per decision (turn 1 first); unmeasured values leave gaps."""
+    """A line of ``values`` per decision (turn 1 first); unmeasured values leave gaps.
+
+    The highest value, the total and the turn axis cover every decision; a
+    run of more than :data:`SERIES_BUCKETS` decisions is drawn as the lowest
+    and highest value of each span of decisions (see :func:`_drawn_points`),
+    and the plot's description says so.
+    """
     width, height = PLOT_WIDTH, PLOT_HEIGHT
     inner_w = width - _PAD_LEFT - _PAD_RIGHT
     inner_h = height - _PAD_TOP - _PAD_BOTTOM
@@ -44,22 +109,22 @@ def series_plot(values: Sequence[float | None], *, title: str, unit: str, plot_i
     def y_of(value: float) -> float:
         return _PAD_TOP + inner_h * (1 - value / top)
 
-    lines: list[str] = []
-    current: list[str] = []
-    for index, value in enumerate(values):
-        if value is None:
-            if current:
-                lines.append(" ".join(current))
-            current = []
-            continue
-        current.append(f"{x_of(index):.1f},{y_of(value):.1f}")
-    if current:
-        lines.append(" ".join(current))
+    def point(index: int) -> str:
+        value = values[index]
+        assert value is not None
+        return f"{x_of(index):.1f},{y_of(value):.1f}"
+
+    lines = [" ".join(point(index) for index in run) for run in _drawn_points(values)]
     total = sum(measured)
     description = (
         f"{len(values)} decisions; highest {_fmt(top if measured else 0)} {unit}, "
         f"total {_fmt(total)} {unit}" + (f"; {gaps} not measured" if gaps else "")
     )
+    if len(values) > SERIES_BUCKETS:
+        description += (
+            f"; drawn as the lowest and highest value of each of {SERIES_BUCKETS} spans "
+            f"of about {len(values) // SERIES_BUCKETS} decisions"
+        )
     parts = [
         f'<svg class="plot" role="img" viewBox="0 0 {width} {height}" '
         f'aria-labelledby="{plot_id}-t {plot_id}-d" xmlns="http://www.w3.org/2000/svg">',

@@ -21,7 +21,10 @@ from typing import Any
 from playproof.service.checks import CheckOutcome, GroupResult
 from playproof.targets import Target
 
-__all__ = ["ActionLine", "PolicyView", "policy_view"]
+__all__ = ["ACTIONS_PAGE", "ActionLine", "PolicyView", "policy_view"]
+
+ACTIONS_PAGE = 500
+"""Proposed actions a page shows (the run page's ``?page=``: the same turns as its decisions)."""
 
 SOL_DECIMALS = 9
 """SOL amounts are in lamports."""
@@ -54,9 +57,21 @@ class PolicyView:
     end: list[tuple[str, str]]
     end_reason: str | None
     actions: list[ActionLine]
+    """The actions of the turns shown only (at most :data:`ACTIONS_PAGE`), in turn order."""
     groups: list[GroupResult]
     recomputed: list[str]
     problem: str | None = None
+    total: int = 0
+    """Every proposed action of the run (one per input), shown or not."""
+    valid: int = 0
+    """Of ``total``: the actions that passed validation."""
+    refused: int = 0
+    """Of ``total``: the actions validation refused."""
+
+    @property
+    def not_applied(self) -> int:
+        """Of ``total``: the actions proposed after the run had ended."""
+        return self.total - self.valid - self.refused
 
 
 def _amount(units: int, decimals: int) -> str:
@@ -113,22 +128,38 @@ def _outcome(events: Sequence[Mapping[str, Any]]) -> tuple[bool, str]:
     return True, "valid"
 
 
-def _actions(events: Sequence[Mapping[str, Any]], inputs: Sequence[str]) -> list[ActionLine]:
+def _actions(
+    events: Sequence[Mapping[str, Any]], inputs: Sequence[str], shown: range
+) -> tuple[list[ActionLine], int, int]:
+    """The lines of the turns in ``shown`` (0-based), and the valid and refused counts of all.
+
+    Only the proposals the replay made are judged (the envelope bounds them);
+    an input after the run had ended is counted, not judged, and gets a line
+    only when it is shown.
+    """
     groups: list[tuple[Mapping[str, Any], list[Mapping[str, Any]]]] = []
     for event in events:
         if event.get("type") == "propose":
             groups.append((event, []))
         elif groups:
             groups[-1][1].append(event)
+    outcomes = [_outcome(after) for _, after in groups[: len(inputs)]]
+    valid = sum(1 for ok, _ in outcomes if ok)
     lines = []
-    for turn, word in enumerate(inputs, start=1):
-        if turn <= len(groups):
-            propose, after = groups[turn - 1]
-            valid, outcome = _outcome(after)
-            lines.append(ActionLine(turn, str(propose.get("line", word)), valid, outcome))
+    for index in shown:
+        if index >= len(inputs):
+            break
+        word = inputs[index]
+        if index < len(outcomes):
+            ok, outcome = outcomes[index]
+            lines.append(
+                ActionLine(index + 1, str(groups[index][0].get("line", word)), ok, outcome)
+            )
         else:
-            lines.append(ActionLine(turn, word, None, "not applied: the run had already ended"))
-    return lines
+            lines.append(
+                ActionLine(index + 1, word, None, "not applied: the run had already ended")
+            )
+    return lines, valid, len(outcomes) - valid
 
 
 def _portfolios(
@@ -153,9 +184,18 @@ def _portfolios(
 
 
 def policy_view(
-    target: Target, inputs: Sequence[str], events: Sequence[str] | None, cats: list[GroupResult]
+    target: Target,
+    inputs: Sequence[str],
+    events: Sequence[str] | None,
+    cats: list[GroupResult],
+    shown: range | None = None,
 ) -> PolicyView:
-    """The policy section from the replayed ``events`` (None: the replay could not run)."""
+    """The policy section from the replayed ``events`` (None: the replay could not run).
+
+    ``shown``: the turns (0-based indices of ``inputs``) whose actions are
+    listed, by default the first :data:`ACTIONS_PAGE`; the counts of valid,
+    refused and not applied actions cover every input.
+    """
     from playproof.policy.checks import WALLET_SAFETY, wallet_safety
     from playproof.policy.events import decode_events
     from playproof.policy.replay import deployed_envelope
@@ -205,13 +245,19 @@ def policy_view(
         )
         recomputed.append(result.group)
     start, end, reason = _portfolios(decoded)
+    lines, valid, refused = _actions(
+        decoded, inputs, range(ACTIONS_PAGE) if shown is None else shown
+    )
     return PolicyView(
         template=template,
         envelope=_envelope_lines(envelope),
         start=start,
         end=end,
         end_reason=reason,
-        actions=_actions(decoded, inputs),
+        actions=lines,
         groups=groups,
         recomputed=recomputed,
+        total=len(inputs),
+        valid=valid,
+        refused=refused,
     )

@@ -51,7 +51,13 @@ from playproof.service.web.grades import CASES_PAGE, GRADES_PAGE, grade_list, gr
 from playproof.service.web.policy import PolicyView, policy_view
 from playproof.service.web.rendering import WebState, render, web_state
 from playproof.service.web.signin import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, Viewer
-from playproof.service.web.views import board_view, run_view, target_views
+from playproof.service.web.views import (
+    DECISIONS_PAGE,
+    board_view,
+    decisions_shown,
+    run_view,
+    target_views,
+)
 
 __all__ = ["MAX_FORM_BYTES", "router"]
 
@@ -190,22 +196,33 @@ def _frames_cache(request: Request) -> Path:
     return web_state(request).frames_cache
 
 
+MAX_DECISION_PAGES = -(-10_000_000 // DECISIONS_PAGE)
+"""The last page of decisions a run page takes (the replay viewer's turns go to 10,000,000)."""
+
+
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(run_id: str, request: Request, session: ReadSession, viewer: ViewerDep) -> Response:
-    """The proof card of one run."""
+def run_page(
+    run_id: str,
+    request: Request,
+    session: ReadSession,
+    viewer: ViewerDep,
+    page: Annotated[int, Query(ge=1, le=MAX_DECISION_PAGES)] = 1,
+) -> Response:
+    """The proof card of one run, with the page ``page`` of its decisions (and actions)."""
     run = _readable_run(session, run_id, viewer)
     record = signed_record(run)
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
+    shown = decisions_shown(len(record.decisions), page)  # a 404 past the last page
     proof = proof_document(session, run, service_state(request).log_key)
     cache = _frames_cache(request)
-    policy = _policy_section(cache, record, run.record_digest, proof.cats)
-    view = run_view(proof, record, cache, policy)
+    policy = _policy_section(cache, record, run.record_digest, proof.cats, shown)
+    view = run_view(proof, record, cache, policy, page)
     return render(request, "run.html", viewer, view=view)
 
 
 def _policy_section(
-    cache: Path, record: RunRecord, record_digest: str, cats: list[GroupResult]
+    cache: Path, record: RunRecord, record_digest: str, cats: list[GroupResult], shown: range
 ) -> PolicyView | None:
     """The policy section of a run of a policy-bound target, from the server's replay.
 
@@ -218,8 +235,8 @@ def _policy_section(
     try:
         ensure_frames(cache, record, record_digest, need_events=True)
     except FrameUnavailable:
-        return policy_view(target, record.inputs, None, cats)
-    return policy_view(target, record.inputs, cached_events(cache, record_digest), cats)
+        return policy_view(target, record.inputs, None, cats, shown)
+    return policy_view(target, record.inputs, cached_events(cache, record_digest), cats, shown)
 
 
 @router.get("/runs/{run_id}/record.json")

@@ -13,20 +13,34 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from playproof.core.chain import Decision
 from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
 from playproof.service.checks import GroupResult
 from playproof.service.deployments.services import list_targets
 from playproof.service.leaderboards.services import BoardPage
+from playproof.service.problems import Problem
 from playproof.service.proofs.models import ProofDocument
 from playproof.service.runs.models import Run
 from playproof.service.runs.services import signed_record
 from playproof.service.web.frames import FrameIndex, cached_index
 from playproof.service.web.plots import series_plot, timeline_plot
-from playproof.service.web.policy import PolicyView
+from playproof.service.web.policy import ACTIONS_PAGE, PolicyView
 from playproof.targets import get_target
 
-__all__ = ["BoardView", "RunView", "TargetView", "board_view", "run_view", "target_views"]
+__all__ = [
+    "DECISIONS_PAGE",
+    "BoardView",
+    "RunView",
+    "TargetView",
+    "board_view",
+    "decisions_shown",
+    "run_view",
+    "target_views",
+]
+
+DECISIONS_PAGE = ACTIONS_PAGE
+"""Decisions a run page lists (``?page=N``); its plots and totals cover every decision."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,14 @@ class RunView:
     latency_plot: object
     failed_checks: list[str] = field(default_factory=list)
     policy: PolicyView | None = None
+    decisions: tuple[Decision, ...] = ()
+    """The decisions of page ``page`` only (at most DECISIONS_PAGE), in turn order."""
+    decision_count: int = 0
+    """Every decision of the run."""
+    first: int = 0
+    """The 1-based position of the first decision shown (0 when there is none)."""
+    page: int = 1
+    pages: int = 1
 
     @property
     def groups(self) -> list[GroupResult]:
@@ -163,10 +185,34 @@ class RunView:
         return self.policy.groups if self.policy is not None else list(self.proof.cats)
 
 
+def decisions_shown(count: int, page: int) -> range:
+    """The 0-based positions of the decisions page ``page`` shows of ``count``.
+
+    :class:`Problem` 404 for a page past the last (a run without decisions has one, empty).
+    """
+    pages = max(1, -(-count // DECISIONS_PAGE))
+    if page > pages:
+        raise Problem(404, "unknown-page", f"page {page} of a run with {pages} pages of decisions")
+    first = (page - 1) * DECISIONS_PAGE
+    return range(first, min(first + DECISIONS_PAGE, count))
+
+
 def run_view(
-    proof: ProofDocument, record: RunRecord, frames_cache: Path, policy: PolicyView | None = None
+    proof: ProofDocument,
+    record: RunRecord,
+    frames_cache: Path,
+    policy: PolicyView | None = None,
+    page: int = 1,
 ) -> RunView:
-    """The proof card of a run: its proof document, its record, the plots (and its policy)."""
+    """The proof card of a run: its proof document, its record, the plots (and its policy).
+
+    The decisions of page ``page`` are listed (:class:`Problem` 404 past the
+    last page); the plots are drawn from the record's columns and cover
+    every decision, as do the totals (which are the proof document's).
+    """
+    log = record.log
+    count = len(log)
+    shown = decisions_shown(count, page)
     frames = cached_index(frames_cache, proof.evidence.record_digest)
     if frames is not None:
         marks = [(m.id, m.turn) for m in frames.verified]
@@ -193,19 +239,16 @@ def run_view(
         marks=marks,
         marks_source=source,
         frames=frames,
-        timeline=timeline_plot(len(record.decisions), marks, diverged_at=diverged),
-        cost_plot=series_plot(
-            [d.cost_usd for d in record.decisions],
-            title="Cost per decision",
-            unit="USD",
-            plot_id="cost",
-        ),
+        timeline=timeline_plot(count, marks, diverged_at=diverged),
+        cost_plot=series_plot(log.costs_usd, title="Cost per decision", unit="USD", plot_id="cost"),
         latency_plot=series_plot(
-            [d.latency_ms for d in record.decisions],
-            title="Latency per decision",
-            unit="ms",
-            plot_id="latency",
+            log.latencies_ms, title="Latency per decision", unit="ms", plot_id="latency"
         ),
         failed_checks=failed,
         policy=policy,
+        decisions=log[shown.start : shown.stop],
+        decision_count=count,
+        first=shown.start + 1 if shown else 0,
+        page=page,
+        pages=max(1, -(-count // DECISIONS_PAGE)),
     )
