@@ -287,6 +287,9 @@ def test_a_deployment_with_an_envelope_of_its_own_is_read_by_its_owner_only(
         session.execute(text("UPDATE runs SET trust_label = :l"), {"l": canonical})
         session.commit()
     assert service.client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 200  # the hole
+    page = service.client.get(f"/runs/{run_id}").text  # shows what the run was judged against
+    assert "Largest trade</th><td>1000000 USD" in page
+    assert "Largest trade</th><td>1000 USD" not in page
     engine = make_engine(service.database_url)
     try:
         downgrade(engine, "0007")

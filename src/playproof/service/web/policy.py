@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from playproof.core.canonical import parse_json
+from playproof.errors import FormatError
 from playproof.service.checks import CheckOutcome, GroupResult
 from playproof.targets import Target
 
@@ -189,18 +191,37 @@ def policy_view(
     events: Sequence[str] | None,
     cats: list[GroupResult],
     shown: range | None = None,
+    deployed: str | None = None,
 ) -> PolicyView:
     """The policy section from the replayed ``events`` (None: the replay could not run).
 
     ``shown``: the turns (0-based indices of ``inputs``) whose actions are
     listed, by default the first :data:`ACTIONS_PAGE`; the counts of valid,
-    refused and not applied actions cover every input.
+    refused and not applied actions cover every input. ``deployed``: the
+    run's deployment's own envelope (JSON), which its groups were judged
+    against and which the section then shows instead of the packaged one.
     """
     from playproof.policy.checks import WALLET_SAFETY, wallet_safety
+    from playproof.policy.envelope import parse_envelope
     from playproof.policy.events import decode_events
     from playproof.policy.replay import deployed_envelope
 
     envelope = deployed_envelope(target)
+    if deployed is not None:
+        try:
+            envelope = parse_envelope(parse_json(deployed, limit=1 << 20, what="envelope"))
+        except FormatError as exc:
+            return PolicyView(
+                target.name,
+                [],
+                [],
+                [],
+                None,
+                [],
+                list(cats),
+                [],
+                problem=f"the deployment's policy envelope does not read: {exc}",
+            )
     template = target.name
     groups = list(cats)
     recomputed: list[str] = []

@@ -19,6 +19,7 @@ from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
 from playproof.errors import FormatError, PlayproofError
 from playproof.service.checks import GroupResult
+from playproof.service.deployments.models import Deployment
 from playproof.service.deployments.services import get_target, require_read
 from playproof.service.grades.services import get_grade
 from playproof.service.leaderboards.services import (
@@ -216,18 +217,27 @@ def run_page(
     shown = decisions_shown(len(record.decisions), page)  # a 404 past the last page
     proof = proof_document(session, run, service_state(request).log_key)
     cache = _frames_cache(request)
-    policy = _policy_section(cache, record, run.record_digest, proof.cats, shown)
+    deployed = session.get(Deployment, run.deployment_id) if run.deployment_id else None
+    envelope = deployed.policy_envelope if deployed is not None else None
+    policy = _policy_section(cache, record, run.record_digest, proof.cats, shown, envelope)
     view = run_view(proof, record, cache, policy, page)
     return render(request, "run.html", viewer, view=view)
 
 
 def _policy_section(
-    cache: Path, record: RunRecord, record_digest: str, cats: list[GroupResult], shown: range
+    cache: Path,
+    record: RunRecord,
+    record_digest: str,
+    cats: list[GroupResult],
+    shown: range,
+    deployed: str | None = None,
 ) -> PolicyView | None:
     """The policy section of a run of a policy-bound target, from the server's replay.
 
     The replay (the viewer's, cached with its frames) runs on the first
     visit; policy-bound runs are short (the envelope caps their actions).
+    ``deployed`` is the envelope of the run's deployment (JSON), which its
+    groups were judged against, when it has one of its own.
     """
     target = packaged_target(record)
     if target is None or not is_policy_bound(target):
@@ -235,8 +245,9 @@ def _policy_section(
     try:
         ensure_frames(cache, record, record_digest, need_events=True)
     except FrameUnavailable:
-        return policy_view(target, record.inputs, None, cats, shown)
-    return policy_view(target, record.inputs, cached_events(cache, record_digest), cats, shown)
+        return policy_view(target, record.inputs, None, cats, shown, deployed)
+    events = cached_events(cache, record_digest)
+    return policy_view(target, record.inputs, events, cats, shown, deployed)
 
 
 @router.get("/runs/{run_id}/record.json")
