@@ -44,11 +44,11 @@ from playproof.targets import (
     Target,
     adhoc_family,
     adhoc_target,
-    code_named_by,
     get_target,
     target_libraries,
     target_roms,
 )
+from playproof.targets._adhoc import code_named_by
 from playproof.verify import VerificationInputs, attest, parse_record, verify_by_mode
 from playproof.verify._receipts import attest_receipts
 

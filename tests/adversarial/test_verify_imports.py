@@ -15,7 +15,8 @@ import pytest
 
 import playproof
 from playproof.core.record import RunRecord
-from playproof.targets import code_named_by, get_target
+from playproof.targets import get_target
+from playproof.targets._adhoc import code_named_by
 
 MARKER = "ran.txt"
 

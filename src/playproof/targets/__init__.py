@@ -1,12 +1,6 @@
 """The registry of packaged targets (``playproof.targets`` entry points) and ad-hoc targets."""
 
-from playproof.targets._adhoc import (
-    ADHOC_FAMILIES,
-    adhoc_family,
-    adhoc_target,
-    code_named_by,
-    read_contract,
-)
+from playproof.targets._adhoc import ADHOC_FAMILIES, adhoc_family, adhoc_target, read_contract
 from playproof.targets._provenance import target_libraries, target_roms
 from playproof.targets._registry import (
     ENTRY_POINT_GROUP,
@@ -25,7 +19,6 @@ __all__ = [
     "TargetSpec",
     "adhoc_family",
     "adhoc_target",
-    "code_named_by",
     "get_target",
     "list_targets",
     "load_target_dir",
