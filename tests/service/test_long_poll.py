@@ -173,13 +173,16 @@ def test_an_upload_and_a_proof_read_cost_few_queries(
 
     client, executor, sessions = held
     token = _token(sessions, signer)
-    engine = client.app.state.service.engine  # type: ignore[attr-defined]
+    state = client.app.state.service  # type: ignore[attr-defined]
+    # The service's engine, and on PostgreSQL the event loop's own connection.
+    engines = [e for e in (state.engine, state.inline.engine) if e is not None]
     seen: list[str] = []
 
     def count(_c: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         seen.append(statement.split(None, 1)[0].upper())
 
-    event.listen(engine, "before_cursor_execute", count)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", count)
     try:
         run_id = _upload(client, signed_2048, token)
         # The token with its owner and the owner's keys, the target, the insert: the
@@ -199,7 +202,8 @@ def test_an_upload_and_a_proof_read_cost_few_queries(
         assert client.get(f"/api/v1/verifier/runs/{run_id}").status_code == 200
         assert [s for s in seen if s in ("SELECT", "INSERT", "UPDATE")] == ["SELECT"]
     finally:
-        event.remove(engine, "before_cursor_execute", count)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", count)
 
 
 def test_a_long_poll_reads_the_run_once_or_twice_when_it_waited(

@@ -164,7 +164,9 @@ def test_the_policy_read_routes_never_write(
 ) -> None:
     token = service.owner("alice", (signer.verifying_key,))
     run_id = _verified(service, signed_reference, token)
-    engine = service.client.app.state.service.engine  # type: ignore[attr-defined]
+    state = service.client.app.state.service  # type: ignore[attr-defined]
+    # The service's engine, and on PostgreSQL the event loop's own connection.
+    engines = [e for e in (state.engine, state.inline.engine) if e is not None]
     statements: list[str] = []
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
@@ -174,7 +176,8 @@ def test_the_policy_read_routes_never_write(
         before = sorted(
             tuple(map(str, row)) for row in session.execute(text("SELECT * FROM run_artifacts"))
         )
-    event.listen(engine, "before_cursor_execute", seen)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", seen)
     try:
         for path in (
             f"/api/v1/verifier/runs/{run_id}",
@@ -183,7 +186,8 @@ def test_the_policy_read_routes_never_write(
         ):
             assert service.client.get(path).status_code == 200
     finally:
-        event.remove(engine, "before_cursor_execute", seen)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", seen)
     assert any("run_artifacts" in s for s in statements), "the probe saw no artifact read"
     words = {s.lstrip().split(None, 1)[0].upper() for s in statements}
     assert not words & {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP"}

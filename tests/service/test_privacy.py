@@ -168,20 +168,24 @@ def test_read_routes_never_write(service: Service, signer: SigningKey, signed_20
     ).json()["id"]
     challenge_id = _challenge(service)
     grade_id = _grade(service, signer, token)
-    engine = service.client.app.state.service.engine  # type: ignore[attr-defined]
+    state = service.client.app.state.service  # type: ignore[attr-defined]
+    # The service's engine, and on PostgreSQL the event loop's own connection.
+    engines = [e for e in (state.engine, state.inline.engine) if e is not None]
     statements: list[str] = []
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         statements.append(statement)
 
     before = _snapshot(service)
-    event.listen(engine, "before_cursor_execute", seen)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", seen)
     try:
         for path in _read_routes(run_id, deployment_id, challenge_id, grade_id):
             service.client.get(path)
             service.client.get(path, headers={"Authorization": f"Bearer {token}"})
     finally:
-        event.remove(engine, "before_cursor_execute", seen)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", seen)
     assert statements, "the read routes read nothing: the probe is not listening"
     writes = [
         s

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from typing import Any
+
+import psycopg
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
 from playproof.core.record import RunRecord
-from playproof.service.proofs import routes
+from playproof.service import db
+from playproof.service.log.services import LogCache
+from playproof.service.proofs import fast, routes
 from playproof.service.runs.models import Run
 from playproof.sign import SigningKey
 
@@ -106,3 +113,74 @@ def test_a_check_group_is_read_from_the_stored_document_and_decided_only_without
     assert again.json() == proof["cats"][0]
     assert len(decided) == 1
     assert service.client.get(f"/api/v1/cats/wallet_safety/{run_id}").status_code == 404
+
+
+def _statements(engine: Any) -> list[str]:
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *args: seen.append(args[2]))
+    return seen
+
+
+def _wait_usable(state: Any) -> None:
+    deadline = time.monotonic() + 10
+    while state.inline.usable() is None:
+        assert time.monotonic() < deadline, "the loop's connection was not opened again"
+        time.sleep(0.02)
+
+
+def test_on_postgresql_reads_are_made_on_the_loops_connection_and_outlive_its_failures(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    route_reads: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = service.client.app.state.service  # type: ignore[attr-defined]
+    if not service.database_url.startswith("postgresql"):
+        assert state.inline.engine is None  # SQLite reads on worker threads
+        return
+    monkeypatch.setattr(db, "INLINE_REST_S", 0.0)  # no rest after a failure: reopen at once
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = service.upload_verified(signer, record_2048, token)
+    path = f"/api/v1/verifier/runs/{run_id}"
+    inline = _statements(state.inline.engine)
+    on_threads = calls_to(monkeypatch, fast, "_read", argument=1)
+    first = service.client.get(path)
+    assert first.status_code == 200 and inline  # read on the loop's own connection
+    assert on_threads == []
+    dsn = service.database_url.replace("postgresql+psycopg", "postgresql")
+
+    # The server ends the loop's connection: that read is made again on a worker thread.
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = %s AND datname = current_database()",
+            (db.INLINE_APPLICATION_NAME,),
+        ).fetchall()
+    assert ended == [(True,)]
+    assert service.client.get(path).content == first.content
+    assert on_threads == [run_id]
+    _wait_usable(state)  # opened again off the loop
+    inline.clear()
+    assert service.client.get(path).content == first.content
+    assert inline and on_threads == [run_id]
+
+    # A statement stuck behind a lock is cancelled on the loop; a worker thread waits instead.
+    with psycopg.connect(dsn) as holder:
+        holder.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        release = threading.Timer(2 * db.INLINE_STATEMENT_TIMEOUT_MS / 1000, holder.commit)
+        release.start()
+        try:
+            assert service.client.get(path).content == first.content
+        finally:
+            release.join()
+    assert on_threads == [run_id, run_id]  # cancelled on the loop, then read on a thread
+
+    # A process whose copy of the log is further behind than a read on the loop may load
+    # (as after a restart) catches up on a worker thread.
+    _wait_usable(state)
+    monkeypatch.setattr(fast, "INLINE_CATCH_UP", 0)
+    monkeypatch.setattr(state, "log_cache", LogCache())
+    assert service.client.get(path).content == first.content
+    assert on_threads == [run_id] * 3 and state.log_cache.size >= 1
+    assert route_reads == []  # every answer came ahead of the routes

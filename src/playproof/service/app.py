@@ -19,9 +19,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from playproof.errors import ServiceError
 from playproof.service.db import (
+    InlineReads,
     current_revision,
     head_revision,
     make_engine,
+    make_inline_engine,
     session_factory,
     upgrade,
 )
@@ -173,7 +175,9 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
         queue = ReplayQueue(
             sessions, pool, delay_s=settings.replay_delay_s, log=log_key is not None
         )
-        app.state.service = ServiceState(settings, engine, sessions, queue, log_key)
+        inline = InlineReads(make_inline_engine(settings.database_url))
+        inline.open()
+        app.state.service = ServiceState(settings, engine, sessions, queue, log_key, inline)
         queue.resume()
         try:
             yield
@@ -184,6 +188,7 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
                 # Waiting cleans the pool up; a replay under way is not waited
                 # for (its run stays pending and is replayed at the next start).
                 pool.shutdown(wait=not busy, cancel_futures=True)
+            inline.dispose()
             engine.dispose()
 
     app = FastAPI(

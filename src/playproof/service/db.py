@@ -6,6 +6,8 @@ both supported; the one linear migration history lives in ``migrations/``.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -14,18 +16,21 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from playproof.errors import ServiceError
 
 __all__ = [
     "MIGRATIONS",
     "Base",
+    "InlineReads",
     "current_revision",
     "downgrade",
     "head_revision",
     "make_engine",
+    "make_inline_engine",
     "read_connection",
     "read_only",
     "session_factory",
@@ -45,6 +50,14 @@ smaller pool every request past it opened and closed a connection of its own (a 
 process on PostgreSQL), which cost more than the request's queries."""
 POOL_OVERFLOW = 16
 """Connections opened beyond ``POOL_SIZE`` under a burst (closed again when returned)."""
+INLINE_REST_S = 5.0
+"""After a read on an inline engine failed (a timeout, a lost connection), how long reads
+go elsewhere."""
+INLINE_APPLICATION_NAME = "playproof-inline-reads"
+"""How an inline engine's connection names itself to PostgreSQL (``pg_stat_activity``)."""
+INLINE_STATEMENT_TIMEOUT_MS = 200
+"""How long one statement on an inline engine (:func:`make_inline_engine`) may run before
+the database server cancels it."""
 
 
 class Base(DeclarativeBase):
@@ -83,6 +96,96 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def make_inline_engine(url: str) -> Engine | None:
+    """An engine of one connection for reads made on the event loop's own thread, or None.
+
+    Only for PostgreSQL, where a worker thread's read waits on the network and
+    then for the interpreter lock behind the loop. (SQLite reads in the
+    process, mostly outside the lock, and measured faster from worker
+    threads.) Statements run outside a transaction block, set once per
+    connection, with nothing to roll back on return, and are cancelled after
+    ``INLINE_STATEMENT_TIMEOUT_MS``, so a slow database stalls the loop for
+    at most that long. The pool never waits: asking while its one connection
+    is out fails at once.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return None
+    options = f"-c statement_timeout={INLINE_STATEMENT_TIMEOUT_MS}"
+    try:
+        return create_engine(
+            parsed,
+            connect_args={
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "options": options,
+                "application_name": INLINE_APPLICATION_NAME,
+            },
+            isolation_level="AUTOCOMMIT",
+            pool_reset_on_return=None,
+            pool_size=1,
+            max_overflow=0,
+            pool_timeout=0,
+        )
+    except (ArgumentError, ImportError) as exc:
+        raise ServiceError(f"cannot open database {parsed.render_as_string()}: {exc}") from exc
+
+
+class InlineReads:
+    """The event loop's own database connection, for the hottest reads.
+
+    ``engine`` (:func:`make_inline_engine`) holds one connection, which is
+    opened on a worker thread (:meth:`open`) and used on the loop only while
+    it is open and idle; None: every read goes to a worker thread.
+    """
+
+    def __init__(self, engine: Engine | None) -> None:
+        self.engine = engine
+        self._rest_until = 0.0
+        self._opening = threading.Lock()
+
+    def _resting(self) -> bool:
+        return time.monotonic() < self._rest_until
+
+    def usable(self) -> Engine | None:
+        """The engine, when its connection is open and idle and no read failed lately."""
+        engine = self.engine
+        if engine is None or self._resting():
+            return None
+        pool = engine.pool
+        return engine if isinstance(pool, QueuePool) and pool.checkedin() > 0 else None
+
+    def needs_opening(self) -> bool:
+        """Whether the connection should be opened now (it is not, and no read failed lately)."""
+        engine = self.engine
+        if engine is None or self._resting() or self._opening.locked():
+            return False
+        pool = engine.pool
+        return isinstance(pool, QueuePool) and pool.checkedin() == 0 and pool.checkedout() == 0
+
+    def failed(self) -> None:
+        """A read failed: close the connection, and send reads elsewhere for a while."""
+        self._rest_until = time.monotonic() + INLINE_REST_S
+        if self.engine is not None:
+            self.engine.dispose()  # a broken connection is not reopened on the loop
+
+    def open(self) -> None:
+        """Open the connection (on a worker thread: connecting may take a while)."""
+        if self.engine is None or not self._opening.acquire(blocking=False):
+            return  # nothing to open, or another thread is opening it
+        try:
+            with self.engine.connect():
+                pass
+        except SQLAlchemyError:
+            self.failed()
+        finally:
+            self._opening.release()
+
+    def dispose(self) -> None:
+        """Close the connection."""
+        if self.engine is not None:
+            self.engine.dispose()
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

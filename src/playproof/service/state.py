@@ -9,7 +9,7 @@ from fastapi import Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from playproof.service.db import read_only
+from playproof.service.db import InlineReads, read_only
 from playproof.service.log.services import LogCache
 from playproof.service.proofs.cache import ProofCache
 from playproof.service.runs.tasks import ReplayQueue
@@ -23,7 +23,8 @@ __all__ = ["ServiceState", "read_session", "service_state"]
 class ServiceState:
     """The settings, the database, the replay queue and the log key of one service.
 
-    ``log_cache`` and ``proof_cache`` are the in-process Merkle tree and the
+    ``inline`` is the event loop's own connection (anonymous reads of stored
+    proof documents); ``log_cache`` and ``proof_cache`` are the in-process Merkle tree and the
     serialized proof documents of finished runs; ``packaged_targets`` spares
     uploads a query for a target already seen packaged.
     """
@@ -33,6 +34,8 @@ class ServiceState:
     sessions: sessionmaker[Session]
     queue: ReplayQueue
     log_key: SigningKey | None
+    inline: InlineReads = field(default_factory=lambda: InlineReads(None))
+    """The event loop's own connection, for anonymous proof reads."""
     log_cache: LogCache = field(default_factory=LogCache)
     proof_cache: ProofCache = field(default_factory=ProofCache)
     packaged_targets: dict[str, bool] = field(default_factory=dict)

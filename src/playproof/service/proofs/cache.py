@@ -46,6 +46,7 @@ from playproof.sign import SigningKey
 __all__ = [
     "MAX_CACHED_PROOFS",
     "CachedProof",
+    "LogBehind",
     "ProofCache",
     "RowState",
     "proof_bytes",
@@ -60,6 +61,10 @@ _OPEN_TAIL = b'"transparency":null}'
 """How a document built without its transparency block ends (the block is the last field)."""
 
 Fingerprint = tuple[object, ...]
+
+
+class LogBehind(Exception):
+    """The process's copy of the log is further behind the database than a read may catch up."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +268,8 @@ def stored_proof(
     viewer: int | None,
     log_key: SigningKey | None,
     log_cache: LogCache,
+    *,
+    catch_up: int | None = None,
 ) -> bytes | None:
     """The stored proof document of ``run_id`` with its transparency block, for ``viewer``.
 
@@ -270,6 +277,8 @@ def stored_proof(
     leaf and the log's size. None when the run has no stored document that
     still matches its row (then :func:`proof_bytes` gives it). A 404 for an
     unknown run and the read rules of its trust label come first either way.
+    ``catch_up``: the most leaves ``log_cache`` may read to reach the stored
+    log (None: all); :class:`LogBehind` when it is further behind.
     """
     # An id that is not one (a NUL byte, a megabyte) is unknown without asking the database.
     found = RUN_ID.fullmatch(run_id)
@@ -289,5 +298,7 @@ def stored_proof(
     if leaf_index is None or log_key is None:
         return entry.with_transparency(None)
     size = 0 if newest is None else int(newest) + 1
+    if catch_up is not None and size - log_cache.size > catch_up:
+        raise LogBehind(f"{size - log_cache.size} leaves to read")
     block = _transparency_bytes(connection, leaf_index, log_key, log_cache, stored=size)
     return entry.with_transparency(block)
