@@ -72,6 +72,49 @@ def test_non_finite_costs_and_latencies_are_refused(record: RunRecord, text: str
             parse_run_record(hostile)
 
 
+@pytest.mark.parametrize(
+    ("block", "hostile", "named"),
+    [
+        ('"driver": {}', '"driver": {"x": 1e400}', "not finite"),
+        ('"driver": {}', '"driver": {"x": [-1e999]}', "not finite"),
+        ('"driver": {}', '"driver": {"pad": "' + "a" * 70_000 + '"}', "over the 65536-byte"),
+        ('"options": {}', '"options": {"x": 1e400}', "finite number"),
+    ],
+)
+def test_free_form_provenance_holds_only_finite_plain_json_within_its_limit(
+    record: RunRecord, block: str, hostile: str, named: str
+) -> None:
+    """An infinite number (``1e400``) or padding in a free-form block verified clean unsigned."""
+    document = json.dumps(record.as_schema("playproof/run/v1").to_json())
+    assert block in document
+    text = document.replace(block, hostile, 1)
+    with pytest.raises(FormatError, match=named):
+        parse_run_record(text)
+    report = playproof.verify_record(text.encode())
+    assert not report.clean
+    assert report.failed()[0].id == "record-well-formed"
+
+
+class _Reporting(ScriptedDriver):
+    def __init__(self, inputs: list[str], report: Any) -> None:
+        super().__init__(inputs)
+        self._report = report
+
+    def provenance(self) -> Any:
+        return self._report
+
+
+@pytest.mark.parametrize(
+    "report", [{"x": math.inf}, {"pad": "a" * 70_000}, {"x": object()}, ["not", "an", "object"]]
+)
+def test_a_driver_report_a_record_cannot_hold_is_noted_and_the_run_is_kept(report: Any) -> None:
+    played = playproof.run(TARGET, _Reporting(TARGET.reference[:4], report), max_turns=4)
+    assert len(played.decisions) == 4
+    note = played.provenance.driver["unrecorded"]
+    assert note.startswith("the driver's provenance report was left out: ")
+    assert playproof.verify_record(json.dumps(played.to_json()).encode()).clean
+
+
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_non_finite_numbers_given_as_python_values_are_refused(value: float) -> None:
     for name in ("cost_usd", "latency_ms"):

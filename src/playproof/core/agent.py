@@ -12,11 +12,13 @@ Nothing here carries evidence.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from playproof.core.canonical import plain_json_problem
 from playproof.core.observation import Observation
+from playproof.core.record import MAX_DRIVER_REPORT_BYTES
 
 __all__ = ["NOOP", "Action", "DecisionContext", "Driver", "HistoryEntry", "normalize_input"]
 
@@ -88,6 +90,22 @@ def normalize_input(raw: str, vocabulary: Sequence[str]) -> str:
 
 
 def provenance_of(driver: Any) -> dict[str, Any]:
-    """Health counters a driver chooses to publish (``driver.provenance()``), else empty."""
+    """Health counters a driver chooses to publish (``driver.provenance()``), else empty.
+
+    A report a record cannot hold (not plain JSON with finite numbers, or
+    over ``MAX_DRIVER_REPORT_BYTES``) is replaced by a note saying why, so
+    the run's record is still written.
+    """
     report = getattr(driver, "provenance", None)
-    return dict(report()) if callable(report) else {}
+    if not callable(report):
+        return {}
+    published = report()
+    found = dict(published) if isinstance(published, Mapping) else published
+    problem = (
+        plain_json_problem(found, MAX_DRIVER_REPORT_BYTES)
+        if isinstance(found, dict)
+        else "it is not a JSON object"
+    )
+    if problem is not None:
+        return {"unrecorded": f"the driver's provenance report was left out: {problem}"}
+    return found

@@ -32,6 +32,7 @@ __all__ = [
     "parse_json",
     "parse_model",
     "paused_gc",
+    "plain_json_problem",
     "sha256_hex",
     "validate_strict",
 ]
@@ -327,3 +328,23 @@ def parse_model(model: type[M], data: Any, *, limit: int, what: str) -> M:
         except (TypeError, ValueError) as exc:
             raise FormatError(f"{what} is not JSON data: {exc}") from exc
     return validate_strict(model, text, what=what)
+
+
+def plain_json_problem(value: object, limit: int) -> str | None:
+    """Why ``value`` is not plain JSON of at most ``limit`` bytes (UTF-8, compact), or None.
+
+    Plain JSON: objects with string keys, arrays, strings, booleans, null,
+    integers and finite numbers, nested no deeper than the interpreter allows.
+    For free-form blocks of a record, which would otherwise take an infinite
+    number (``1e400`` parses as one) or any amount of padding.
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        return "it holds a number that is not finite"
+    except (TypeError, RecursionError) as exc:
+        return f"it is not plain JSON ({type(exc).__name__})"
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > limit:
+        return f"it takes {size} bytes, over the {limit}-byte limit"
+    return None

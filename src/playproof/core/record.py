@@ -29,6 +29,7 @@ from operator import attrgetter, is_
 from typing import Annotated, Any, Final, Literal, Self, overload
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -38,7 +39,13 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, core_schema
 
-from playproof.core.canonical import parse_json, parse_model, paused_gc, validate_strict
+from playproof.core.canonical import (
+    parse_json,
+    parse_model,
+    paused_gc,
+    plain_json_problem,
+    validate_strict,
+)
 from playproof.core.chain import (
     MAX_INPUT_BYTES,
     Decision,
@@ -84,7 +91,20 @@ Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 ShortText = Annotated[str, Field(min_length=1, max_length=256)]
 
 
-SettingValue = str | int | float | bool | None
+SettingValue = str | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
+MAX_DRIVER_REPORT_BYTES = 64 * 1024
+"""The most a driver's provenance report (``provenance.driver``) may take as compact JSON."""
+
+
+def _plain_driver_report(value: dict[str, Any]) -> dict[str, Any]:
+    problem = plain_json_problem(value, MAX_DRIVER_REPORT_BYTES)
+    if problem is not None:
+        raise ValueError(f"the driver's report is refused: {problem}")
+    return value
+
+
+DriverReport = Annotated[dict[str, Any], AfterValidator(_plain_driver_report)]
+"""A driver's free-form provenance report: plain JSON, finite numbers, at most 64 KiB."""
 
 
 class _Frozen(BaseModel):
@@ -207,7 +227,7 @@ class Provenance(_Frozen):
     playproof: ShortText
     python: ShortText
     libraries: dict[str, str] = Field(default_factory=dict)
-    driver: dict[str, Any] = Field(default_factory=dict)
+    driver: DriverReport = Field(default_factory=dict)
     roms: dict[ShortText, Sha256Hex] | None = _later()
     source: SourceCheckout | None = _later()
     settings: RunSettings | None = _later()
