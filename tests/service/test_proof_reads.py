@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from typing import Any
@@ -146,7 +147,8 @@ def test_on_postgresql_reads_are_made_on_the_loops_connection_and_outlive_its_fa
     inline = _statements(state.inline.engine)
     on_threads = calls_to(monkeypatch, fast, "_read", argument=1)
     first = service.client.get(path)
-    assert first.status_code == 200 and inline  # read on the loop's own connection
+    assert first.status_code == 200
+    assert inline
     assert on_threads == []
     dsn = service.database_url.replace("postgresql+psycopg", "postgresql")
 
@@ -163,7 +165,8 @@ def test_on_postgresql_reads_are_made_on_the_loops_connection_and_outlive_its_fa
     _wait_usable(state)  # opened again off the loop
     inline.clear()
     assert service.client.get(path).content == first.content
-    assert inline and on_threads == [run_id]
+    assert inline
+    assert on_threads == [run_id]
 
     # A statement stuck behind a lock is cancelled on the loop; a worker thread waits instead.
     with psycopg.connect(dsn) as holder:
@@ -182,5 +185,23 @@ def test_on_postgresql_reads_are_made_on_the_loops_connection_and_outlive_its_fa
     monkeypatch.setattr(fast, "INLINE_CATCH_UP", 0)
     monkeypatch.setattr(state, "log_cache", LogCache())
     assert service.client.get(path).content == first.content
-    assert on_threads == [run_id] * 3 and state.log_cache.size >= 1
+    assert on_threads == [run_id] * 3
+    assert state.log_cache.size >= 1
     assert route_reads == []  # every answer came ahead of the routes
+
+
+def test_a_loop_connection_that_cannot_open_leaves_reads_on_worker_threads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    inline = db.InlineReads(db.make_inline_engine(f"postgresql+psycopg://x@127.0.0.1:{port}/x"))
+    with caplog.at_level("WARNING", logger="playproof.service"):
+        inline.open()
+        inline.open()
+    assert inline.usable() is None
+    assert not inline.needs_opening()
+    warned = [r for r in caplog.records if "stay on worker threads" in r.getMessage()]
+    assert len(warned) == 1
+    inline.dispose()

@@ -6,6 +6,7 @@ both supported; the one linear migration history lives in ``migrations/``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +38,8 @@ __all__ = [
     "upgrade",
     "utc_now",
 ]
+
+log = logging.getLogger("playproof.service")
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 """The Alembic script folder shipped inside the package."""
@@ -144,6 +147,7 @@ class InlineReads:
         self.engine = engine
         self._rest_until = 0.0
         self._opening = threading.Lock()
+        self._warned = False
 
     def _resting(self) -> bool:
         return time.monotonic() < self._rest_until
@@ -177,7 +181,10 @@ class InlineReads:
         try:
             with self.engine.connect():
                 pass
-        except SQLAlchemyError:
+        except SQLAlchemyError as exc:
+            if not self._warned:  # once: a pooler that refuses the options would repeat it
+                self._warned = True
+                log.warning("proof reads stay on worker threads: %s", str(exc).splitlines()[0])
             self.failed()
         finally:
             self._opening.release()
