@@ -277,13 +277,20 @@ def challenge_add(
         console.print(line("challenge ", styled(challenge_id, "bold"), f" on {target} added"))
 
 
-def _answer(response: httpx.Response) -> Any:
-    """The JSON of a service answer, read at most MAX_RESPONSE_BYTES."""
+def _answer(response: httpx.Response, within_s: float = HTTP_TIMEOUT_S) -> Any:
+    """The JSON of a service answer, read at most MAX_RESPONSE_BYTES within ``within_s``.
+
+    (A server that sends a byte now and then is stopped at the first chunk past
+    the time, so a read takes at most ``within_s`` and one read timeout.)
+    """
+    deadline = time.monotonic() + within_s
     body = b""
     for chunk in response.iter_bytes():
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
             raise ServiceError(f"the service answered with over {MAX_RESPONSE_BYTES} bytes")
+        if time.monotonic() > deadline:
+            raise ServiceError(f"the service took over {within_s:.0f} s to answer")
     try:
         return parse_json(body, limit=MAX_RESPONSE_BYTES, what="service answer")
     except FormatError as exc:
@@ -291,11 +298,31 @@ def _answer(response: httpx.Response) -> Any:
 
 
 def _request(client: httpx.Client, method: str, url: str, **options: Any) -> tuple[int, Any]:
+    within = options.get("timeout", HTTP_TIMEOUT_S)
     try:
         with client.stream(method, url, **options) as response:
-            return response.status_code, _answer(response)
+            return response.status_code, _answer(response, float(within))
     except httpx.HTTPError as exc:
         raise ServiceError(f"cannot reach the service at {url}: {exc}") from exc
+
+
+_RUN_STATUSES = ("pending", "verified", "rejected")
+
+
+def _run_status(answer: Any, url: str) -> dict[str, Any]:
+    """``answer`` when it is a run status the service's API defines, else a ServiceError."""
+    valid = (
+        isinstance(answer, dict)
+        and isinstance(answer.get("id"), str)
+        and 0 < len(answer["id"]) <= 64
+        and answer.get("status") in _RUN_STATUSES
+        and isinstance(answer.get("proof_url", ""), str)
+        and isinstance(answer.get("failed_checks", []), list)
+        and all(isinstance(check, str) for check in answer.get("failed_checks", []))
+    )
+    if not valid:
+        raise ServiceError(f"the service at {url} did not answer with a run status")
+    return dict(answer)
 
 
 def _refused_check(answer: Any) -> str | None:
@@ -359,6 +386,7 @@ def submit(
                     console.print(line(styled("refused: ", "red"), str(detail)))
                 raise typer.Exit(EXIT_REJECTED)
             raise ServiceError(message)
+        answer = _run_status(answer, f"{base}/api/v1/runs")
         answer = _await_verdict(client, base, answer, wait, quiet=_wants_json(json_output))
     if _wants_json(json_output):
         _emit(answer)
@@ -404,8 +432,9 @@ def _await_verdict(
             status, answer = _request(
                 client, "GET", url, params={"wait": f"{hold:.1f}"}, timeout=hold + HTTP_TIMEOUT_S
             )
-            if status != 200 or not isinstance(answer, dict):
+            if status != 200:
                 raise ServiceError(f"the service answered {status} for {url}")
+            answer = _run_status(answer, url)
             if answer.get("status") == "pending" and time.monotonic() - asked < POLL_INTERVAL_S:
                 time.sleep(POLL_INTERVAL_S)  # a server that does not hold polls: do not flood it
     return answer

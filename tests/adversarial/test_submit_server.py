@@ -1,0 +1,105 @@
+"""`playproof submit` against a hostile service: a typed error, never a crash or a made-up verdict.
+
+A real HTTP server on loopback answers the upload (and the status polls) with
+what each case names: a run status without its status, a status that is not
+one of the API's, failed checks that are not names, or an answer dripped a
+byte at a time past the command's time bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import playproof
+from playproof.cli import _service
+from playproof.cli._app import app
+from playproof.drivers import ScriptedDriver
+from playproof.errors import ServiceError
+from playproof.sign import SigningKey
+from playproof.targets import get_target
+
+ANSWERS: dict[str, Any] = {
+    "no status": {"id": "a" * 32},
+    "odd status": {"id": "a" * 32, "status": 5},
+    "odd checks": {"id": "a" * 32, "status": "rejected", "failed_checks": [{"x": 1}]},
+    "verified later, oddly": {"id": "a" * 32, "status": "pending"},
+}
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    case = ""
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(202 if self.command == "POST" else 200)
+        self.send_header("content-type", "application/json")
+        if self.case == "drip":
+            self.end_headers()
+            for byte in b'{"id": "' + b"a" * 200:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+            return
+        answer = ANSWERS[self.case]
+        if self.case == "verified later, oddly" and self.command == "GET":
+            answer = {"id": "a" * 32, "status": "verified", "proof_url": 7}
+        body = json.dumps(answer).encode()
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def record(tmp_path: Path) -> Path:
+    target = get_target("native/2048")
+    played = playproof.run(target, ScriptedDriver(target.reference[:3]), max_turns=3)
+    path = tmp_path / "record.json"
+    path.write_bytes(playproof.sign_record(played, SigningKey.generate()).to_bytes())
+    return path
+
+
+@contextlib.contextmanager
+def _serving(case: str) -> Iterator[str]:
+    handler = type("Handler", (_Hostile,), {"case": case})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("case", [*ANSWERS, "drip"])
+def test_a_hostile_service_answer_is_a_typed_error(
+    case: str, record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_service, "HTTP_TIMEOUT_S", 1.0)  # the drip would take 10 s
+    monkeypatch.setenv("PP_TOKEN", "t")
+    with _serving(case) as url:
+        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN", "--wait", "5"]
+        done = CliRunner().invoke(app, args)
+    assert isinstance(done.exception, ServiceError), done.output  # exit 3 with the message
+    named = "took over 1 s" if case == "drip" else "did not answer with a run status"
+    assert named in str(done.exception)
+    assert "verified" not in done.output
