@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("jinja2", reason="the web pages need the server extra")
 
 from playproof.service.app import create_app, prepare_database
+from playproof.service.problems import Problem
 from playproof.service.settings import ServiceSettings
 
 with warnings.catch_warnings():
@@ -33,8 +34,12 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     def broken() -> None:
         raise Boom("secret internals /srv/private")
 
+    def busy() -> None:
+        raise Problem(503, "busy", "come back later", {"Retry-After": "30"})
+
     app.add_api_route("/broken", broken)
     app.add_api_route("/api/v1/broken", broken)
+    app.add_api_route("/busy", busy)
     with TestClient(app, raise_server_exceptions=False) as running:
         yield running
 
@@ -52,6 +57,13 @@ def test_a_defect_on_the_api_stays_terse(client: TestClient) -> None:
     answer = client.get("/api/v1/broken")
     assert answer.status_code == 500
     assert "/srv/private" not in answer.text
+
+
+def test_a_refusal_on_a_page_keeps_its_headers(client: TestClient) -> None:
+    answer = client.get("/busy")
+    assert answer.status_code == 503
+    assert "text/html" in answer.headers["content-type"]
+    assert answer.headers["retry-after"] == "30"
 
 
 def test_a_bad_query_on_a_page_is_a_422_page(client: TestClient) -> None:

@@ -185,7 +185,9 @@ def install_web(app: FastAPI, settings: ServiceSettings) -> None:
         if _is_api(request):
             return await _delegate(on_problem, request, exc)
         assert isinstance(exc, Problem)
-        return _error_page(request, exc.status, exc.detail)
+        page = _error_page(request, exc.status, exc.detail)
+        page.headers.update(exc.headers)  # WWW-Authenticate on a 401, Retry-After on a 503
+        return page
 
     async def http_page(request: Request, exc: Exception) -> Response:
         if _is_api(request):
