@@ -18,9 +18,20 @@ from typing import Any, Protocol, runtime_checkable
 
 from playproof.core.canonical import plain_json_problem
 from playproof.core.observation import Observation
-from playproof.core.record import MAX_DRIVER_REPORT_BYTES
 
-__all__ = ["NOOP", "Action", "DecisionContext", "Driver", "HistoryEntry", "normalize_input"]
+__all__ = [
+    "MAX_DRIVER_REPORT_BYTES",
+    "NOOP",
+    "Action",
+    "DecisionContext",
+    "Driver",
+    "HistoryEntry",
+    "normalize_input",
+]
+
+MAX_DRIVER_REPORT_BYTES = 64 * 1024
+"""The most a driver's provenance report (a record's ``provenance.driver``) may take as
+compact JSON."""
 
 NOOP = "noop"
 """The word every driver falls back to when an answer is not a valid input."""

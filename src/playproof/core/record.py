@@ -39,6 +39,7 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, core_schema
 
+from playproof.core.agent import MAX_DRIVER_REPORT_BYTES
 from playproof.core.canonical import (
     parse_json,
     parse_model,
@@ -92,8 +93,6 @@ ShortText = Annotated[str, Field(min_length=1, max_length=256)]
 
 
 SettingValue = str | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
-MAX_DRIVER_REPORT_BYTES = 64 * 1024
-"""The most a driver's provenance report (``provenance.driver``) may take as compact JSON."""
 
 
 def _plain_driver_report(value: dict[str, Any]) -> dict[str, Any]:
