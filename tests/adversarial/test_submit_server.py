@@ -3,7 +3,8 @@
 A real HTTP server on loopback answers the upload (and the status polls) with
 what each case names: a run status without its status, a status that is not
 one of the API's, failed checks that are not names, or an answer dripped a
-byte at a time past the command's time bound.
+byte at a time past the command's time bound, a run id that is markup or a
+path elsewhere, or a status poll answered for another run.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ ANSWERS: dict[str, Any] = {
     "odd status": {"id": "a" * 32, "status": 5},
     "odd checks": {"id": "a" * 32, "status": "rejected", "failed_checks": [{"x": 1}]},
     "verified later, oddly": {"id": "a" * 32, "status": "pending"},
+    "markup id": {"id": "[/x]", "status": "pending"},
+    "path id": {"id": "../../elsewhere?", "status": "pending"},
+    "another run verified": {"id": "a" * 32, "status": "pending"},
+}
+LATER: dict[str, Any] = {
+    "verified later, oddly": {"id": "a" * 32, "status": "verified", "proof_url": 7},
+    "path id": {"id": "../../elsewhere?", "status": "verified"},
+    "another run verified": {"id": "b" * 32, "status": "verified"},
 }
 
 
@@ -51,8 +60,8 @@ class _Hostile(BaseHTTPRequestHandler):
                 time.sleep(0.05)
             return
         answer = ANSWERS[self.case]
-        if self.case == "verified later, oddly" and self.command == "GET":
-            answer = {"id": "a" * 32, "status": "verified", "proof_url": 7}
+        if self.command == "GET":
+            answer = LATER.get(self.case, answer)
         body = json.dumps(answer).encode()
         self.send_header("content-length", str(len(body)))
         self.end_headers()

@@ -8,6 +8,7 @@ command runs, so the rest of the CLI works without it.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -307,14 +308,21 @@ def _request(client: httpx.Client, method: str, url: str, **options: Any) -> tup
 
 
 _RUN_STATUSES = ("pending", "verified", "rejected")
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A run id the client puts in a status URL and on the terminal: letters, digits, ``_``, ``-``."""
 
 
-def _run_status(answer: Any, url: str) -> dict[str, Any]:
-    """``answer`` when it is a run status the service's API defines, else a ServiceError."""
+def _run_status(answer: Any, url: str, run_id: str | None = None) -> dict[str, Any]:
+    """``answer`` when it is a run status the service's API defines, else a ServiceError.
+
+    The id must be a plain run id (it goes into the status URL and onto the
+    terminal), and ``run_id``'s when given: a status poll answers for the run uploaded.
+    """
     valid = (
         isinstance(answer, dict)
         and isinstance(answer.get("id"), str)
-        and 0 < len(answer["id"]) <= 64
+        and _RUN_ID.fullmatch(answer["id"]) is not None
+        and (run_id is None or answer["id"] == run_id)
         and answer.get("status") in _RUN_STATUSES
         and isinstance(answer.get("proof_url", ""), str)
         and isinstance(answer.get("failed_checks", []), list)
@@ -414,13 +422,14 @@ def _await_verdict(
 
     deadline = time.monotonic() + wait
     started = time.monotonic()
-    url = f"{base}/api/v1/runs/{answer['id']}"
+    run_id = str(answer["id"])
+    url = f"{base}/api/v1/runs/{run_id}"
     spinner = Status("waiting for the server's replay", console=console)
     with nullcontext() if quiet else spinner:
         while answer.get("status") == "pending":
             elapsed = time.monotonic() - started
             if not quiet:
-                spinner.update(f"run {answer['id']} pending: server replay, {elapsed:.0f} s")
+                spinner.update(line(f"run {answer['id']} pending: server replay, {elapsed:.0f} s"))
             if time.monotonic() > deadline:
                 raise ServiceError(
                     f"run {answer['id']} is still pending after {wait:.0f} s; "
@@ -434,7 +443,7 @@ def _await_verdict(
             )
             if status != 200:
                 raise ServiceError(f"the service answered {status} for {url}")
-            answer = _run_status(answer, url)
+            answer = _run_status(answer, url, run_id)
             if answer.get("status") == "pending" and time.monotonic() - asked < POLL_INTERVAL_S:
                 time.sleep(POLL_INTERVAL_S)  # a server that does not hold polls: do not flood it
     return answer
