@@ -465,3 +465,16 @@ def test_a_remembered_signature_check_never_vouches_for_another_action() -> None
     assert not verify_action(DEPLOYMENT_PUBLIC_KEY, action, _FORGED)
     assert not verify_action(DEPLOYMENT_PUBLIC_KEY, {**action, "amount": float("nan")}, good)
     assert not verify_action(DEPLOYMENT_PUBLIC_KEY, action, "zz")
+
+
+@pytest.mark.parametrize(
+    "cut", ["wait", "swap USDC RUG 1 1", "swap USDC JUP 999999 10000", "quote USDC JUP 10"]
+)
+def test_an_overlong_line_whose_cut_parses_is_judged_as_the_malformed_line_it_was(
+    cut: str,
+) -> None:
+    """The propose event keeps a line's first 256 characters; the game refused the whole."""
+    played = play([cut + " " * 300, *REFERENCE])
+    rejects = [json.loads(e) for e in played.events if '"type":"reject"' in e]
+    assert rejects[0]["reason"] == "malformed"  # the game: one invalid attempt, play went on
+    assert played.checks.passed, [(c.id, c.explanation) for c in played.checks.checks]

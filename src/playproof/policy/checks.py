@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from playproof.policy.actions import ProposedAction, parse_action
+from playproof.policy.actions import MAX_ACTION_LINE, ProposedAction, parse_action
 from playproof.policy.authorization import verify_action
 from playproof.policy.envelope import PolicyEnvelope
 from playproof.policy.events import decode_events
@@ -95,6 +95,30 @@ class _Proposal:
     execute: Mapping[str, Any] | None
 
 
+def _proposal(current: dict[str, Any]) -> _Proposal:
+    """One proposal; a line cut at the parser's limit that the game refused as malformed is one.
+
+    The ``propose`` event carries the line cut to :data:`MAX_ACTION_LINE`
+    characters, so the cut of a longer (malformed) line may parse. When the
+    game refused it as malformed and nothing validated, authorized or
+    executed it, it did nothing, and it is judged as the malformed line it was.
+    """
+    rejected = current.pop("reject", None)
+    line = current["line"]
+    if (
+        current["action"] is not None
+        and isinstance(line, str)
+        and len(line) == MAX_ACTION_LINE
+        and isinstance(rejected, Mapping)
+        and rejected.get("reason") == "malformed"
+        and current["validate"] is None
+        and current["authorize"] is None
+        and current["execute"] is None
+    ):
+        current["action"] = None
+    return _Proposal(**current)
+
+
 def _proposals(events: Sequence[Mapping[str, Any]]) -> list[_Proposal]:
     found: list[_Proposal] = []
     current: dict[str, Any] | None = None
@@ -102,7 +126,7 @@ def _proposals(events: Sequence[Mapping[str, Any]]) -> list[_Proposal]:
         kind = event["type"]
         if kind == "propose":
             if current is not None:
-                found.append(_Proposal(**current))
+                found.append(_proposal(current))
             line = event.get("line")
             try:
                 action = parse_action(line) if isinstance(line, str) else None
@@ -117,8 +141,10 @@ def _proposals(events: Sequence[Mapping[str, Any]]) -> list[_Proposal]:
             }
         elif current is not None and kind in ("validate", "authorize", "execute"):
             current[kind] = event
+        elif current is not None and kind == "reject" and "reject" not in current:
+            current["reject"] = event
     if current is not None:
-        found.append(_Proposal(**current))
+        found.append(_proposal(current))
     return found
 
 
