@@ -14,9 +14,10 @@ is the route's, byte for byte; everything else (a token, a run without a
 stored document, a refusal, another path or method) goes to the app, which
 decides as it always did.
 
-The read is made on the event loop's own thread when it can be, on a
-connection of its own (:class:`~playproof.service.db.InlineReads`). Handing it to a worker thread
-cost more than the read: with 8 clients on 2 cores, the worker threads
+On PostgreSQL the read is made on the event loop's own thread when it can
+be, on a connection of its own (:class:`~playproof.service.db.InlineReads`;
+SQLite reads stay on worker threads). Handing it to a worker thread cost
+more than the read: with 8 clients on 2 cores, the worker threads
 queued for the interpreter lock behind the loop, which added up to a switch
 interval (5 ms) to a read's latency, and the hops themselves cost about a
 quarter of the server's CPU per read. A read on the loop blocks it for one
