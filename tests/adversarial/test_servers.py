@@ -18,6 +18,8 @@ import json
 import socket
 import socketserver
 import threading
+import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -288,6 +290,71 @@ def _with_header(body: bytes, header: str) -> Behaviour:
         )
 
     return send
+
+
+def _compressed(data: bytes, wbits: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.timeout(30)
+def test_a_compression_bomb_is_refused_before_it_is_inflated(server: HostileServer) -> None:
+    # 64 MiB of spaces gzipped twice is under 1 KiB on the wire; inflating a layer
+    # whole (as an HTTP library decoding a chunk does) would hold all of it in memory.
+    inner = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    layer = b"".join(inner.compress(block) for _ in range(64)) + inner.flush()
+    bomb = _compressed(layer, 31)
+    assert len(bomb) < 4096
+    server.behaviour = _with_header(bomb, "content-encoding: gzip, gzip")
+    peak = tracemalloc_peak(lambda: _decide(_driver(server)))
+    assert peak[0] < 16 << 20
+    assert isinstance(peak[1], DriverError)
+    assert "cap once gzip-decoded" in str(peak[1])
+
+
+def tracemalloc_peak(work: Callable[[], Any]) -> tuple[int, BaseException | None]:
+    """Peak bytes Python allocated while ``work`` ran, and what it raised."""
+    tracemalloc.start()
+    try:
+        work()
+        raised: BaseException | None = None
+    except Exception as exc:
+        raised = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak, raised
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("coding", "wbits"), [("gzip", 31), ("deflate", 15), ("deflate", -15), ("identity", 0)]
+)
+def test_a_compressed_reply_is_decoded(server: HostileServer, coding: str, wbits: int) -> None:
+    body = _chat("left", {"cost": 0.5})
+    wire = body if coding == "identity" else _compressed(body, wbits)
+    server.behaviour = _with_header(wire, f"content-encoding: {coding}")
+    action = _decide(_driver(server))
+    assert (action.input, action.cost_usd) == ("left", 0.5)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("coding", "wire", "words"),
+    [
+        ("br", b"\x0b\x02\x80up\x03", "not supported"),
+        ("gzip", b"\x1f\x8b not gzip", "corrupt"),
+        ("gzip", _compressed(b"up", 31)[:-4], "truncated"),
+        ("gzip, gzip, gzip", b"", "stacks 3"),
+    ],
+)
+def test_an_unusable_coding_is_a_typed_error(
+    server: HostileServer, coding: str, wire: bytes, words: str
+) -> None:
+    server.behaviour = _with_header(wire, f"content-encoding: {coding}")
+    with pytest.raises(DriverError, match=words):
+        _decide(_driver(server))
 
 
 @pytest.mark.timeout(30)

@@ -3,8 +3,9 @@
 One ``POST {base_url}/chat/completions`` per decision, non-streaming. The API
 key is read from an environment variable the user names (never from an
 argument, never written to the record). The response body is read as a stream
-and abandoned at the byte cap; every attempt has a timeout and the decision as
-a whole a deadline. HTTP 429 and 5xx are retried with bounded exponential
+and abandoned at the byte cap, and a gzip or deflate body is inflated by the
+driver itself under the same cap; every attempt has a timeout and the decision
+as a whole a deadline. HTTP 429 and 5xx are retried with bounded exponential
 backoff (``Retry-After`` honoured up to the backoff cap); each retry, and any
 cost a failed attempt reports, is counted in ``provenance()`` and the reported
 cost of failed attempts is charged to the decision. Everything else is a
@@ -21,6 +22,7 @@ import email.utils
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -60,6 +62,11 @@ DEFAULT_MAX_BACKOFF_S = 8.0
 """Cap on one backoff, ``Retry-After`` included."""
 ERROR_SNIPPET_CHARS = 300
 """How much of an error body an error message quotes."""
+ACCEPTED_ENCODINGS = "gzip, deflate"
+"""The content codings asked for and decoded (each bounded by the body cap)."""
+MAX_CONTENT_CODINGS = 2
+"""Most content codings one reply may stack (``gzip, gzip``); more is refused."""
+_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS}
 _RESERVED_BODY_KEYS = frozenset({"model", "messages", "stream"})
 _SOURCE_COUNTER = {
     "provider": "cost_from_provider",
@@ -146,7 +153,11 @@ class OpenAIDriver:
             json.dumps(extra, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise DriverError(f"extra_body is not JSON: {exc}") from exc
-        self._headers = {"content-type": "application/json", "accept": "application/json"}
+        self._headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "accept-encoding": ACCEPTED_ENCODINGS,
+        }
         if api_key_env is not None:
             key = os.environ.get(api_key_env, "")
             if not key:
@@ -301,7 +312,7 @@ class OpenAIDriver:
                 )
                 response = await self._http().send(request, stream=True)
                 try:
-                    raw = await self._read_body(response)
+                    encoded = await self._read_body(response)
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx.TimeoutException):
@@ -309,6 +320,12 @@ class OpenAIDriver:
         except httpx.HTTPError as exc:
             raise DriverError(f"{self.label}: {type(exc).__name__}: {exc}") from None
         status = response.status_code
+        try:
+            raw = _decoded(encoded, response.headers.get("content-encoding"), self._max_body)
+        except DriverError as exc:
+            if status == 200:
+                raise DriverError(f"{self.label}: {exc}") from None
+            raw = b""  # an error answer's body is only quoted (or read for a cost)
         if status == 429 or 500 <= status <= 599:
             cost = _failed_attempt_cost(raw, response.headers)
             raise _RetryableError(status, _retry_after(response.headers.get("retry-after")), cost)
@@ -333,12 +350,50 @@ class OpenAIDriver:
                 f"{self.label}: the reply declares {declared} bytes, "
                 f"over the {self._max_body}-byte cap"
             )
+        # Raw bytes: a compressed body is decoded afterwards, bounded (see _decoded), never
+        # by the HTTP library, which would inflate a whole chunk however far it expands.
         body = bytearray()
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.aiter_raw():
             body += chunk
             if len(body) > self._max_body:
                 raise DriverError(f"{self.label}: the reply is over the {self._max_body}-byte cap")
         return bytes(body)
+
+
+def _decoded(body: bytes, coding: str | None, cap: int) -> bytes:
+    """``body`` with its content codings undone, each layer at most ``cap`` bytes.
+
+    Only ``gzip`` and ``deflate`` (zlib-wrapped or raw) are decoded, at most
+    :data:`MAX_CONTENT_CODINGS` of them; anything else is a DriverError.
+    """
+    codings = [part.strip().lower() for part in (coding or "").split(",")]
+    codings = [part for part in codings if part and part != "identity"]
+    if len(codings) > MAX_CONTENT_CODINGS:
+        raise DriverError(f"the reply stacks {len(codings)} content codings")
+    for name in reversed(codings):
+        if name in _ZLIB_WBITS:
+            body = _inflate(body, _ZLIB_WBITS[name], name, cap)
+        elif name == "deflate":
+            # zlib-wrapped, as the standard says, or raw deflate, as some servers send.
+            wrapped = len(body) >= 2 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
+            body = _inflate(body, zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS, name, cap)
+        else:
+            raise DriverError(f"the reply's content coding {name[:40]!r} is not supported")
+    return body
+
+
+def _inflate(data: bytes, wbits: int, name: str, cap: int) -> bytes:
+    """One zlib-family layer, refused as soon as it would produce more than ``cap`` bytes."""
+    inflater = zlib.decompressobj(wbits)
+    try:
+        out = inflater.decompress(data, cap + 1)
+    except zlib.error as exc:
+        raise DriverError(f"the reply's {name} body is corrupt: {exc}") from None
+    if len(out) > cap:
+        raise DriverError(f"the reply is over the {cap}-byte cap once {name}-decoded")
+    if not inflater.eof or inflater.unused_data:
+        raise DriverError(f"the reply's {name} body is truncated or followed by other bytes")
+    return out
 
 
 def _failed_attempt_cost(raw: bytes, headers: Mapping[str, str]) -> float | None:
