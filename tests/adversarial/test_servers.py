@@ -160,6 +160,13 @@ ERRORS: dict[str, tuple[Behaviour, type[Exception], str]] = {
         CostError,
         "must be >= 0",
     ),
+    "an integer cost past any float": (
+        _complete(
+            b'{"choices": [{"message": {"content": "up"}}], "usage": {"cost": 1%s}}' % (b"0" * 400)
+        ),
+        CostError,
+        "must be >= 0",
+    ),
     "a cost in words": (_complete(_chat("up", {"cost": "two cents"})), CostError, "not a number"),
     "a cost as a list": (_complete(_chat("up", {"total_cost": [0.01]})), CostError, "not a number"),
     "a NaN cost header": (

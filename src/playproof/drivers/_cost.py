@@ -96,7 +96,10 @@ def _money(value: object, where: str) -> float | None:
             raise CostError(f"the provider reported {where} = {value!r}, not a number") from None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise CostError(f"the provider reported {where} = {value!r}, not a number")
-    amount = float(value)
+    try:
+        amount = float(value)
+    except OverflowError:  # an integer past any float: JSON allows any number of digits
+        amount = math.inf if value > 0 else -math.inf
     if not math.isfinite(amount) or amount < 0:
         raise CostError(f"the provider reported {where} = {amount!r}; a cost must be >= 0")
     return amount
