@@ -135,6 +135,18 @@ def test_a_late_answer_is_lost_then_discarded_and_its_cost_charged(marker: str) 
     assert report["late_cost_usd"] == 0.5
 
 
+def test_a_late_cost_read_while_a_decision_is_lost_is_charged_to_it(marker: str) -> None:
+    # Turn 1 is answered at once (the start-up is behind us); the answer to turn 2 comes
+    # 0.6 s late, while turn 3 waits; turn 3 is lost too and is the last: the cost read
+    # then belongs to turn 3, or the record never shows it.
+    agent = driver(marker, "late-after-first", "600", decision_timeout_s=0.4, fixed_cost_usd=0.0)
+    actions = run(episode(agent, 3))
+    assert actions == [Action(expected(1), 0.0001), Action(NOOP, 0.0), Action(NOOP, 0.5)]
+    report = agent.provenance()
+    assert (report["answered"], report["lost"], report["discarded"]) == (1, 2, 1)
+    assert report["late_cost_usd"] == 0.5
+
+
 def test_a_lost_decision_costs_the_declared_fixed_cost(marker: str) -> None:
     agent = driver(marker, "silent", decision_timeout_s=0.1, fixed_cost_usd=0.0)
     assert run(episode(agent, 1)) == [Action(NOOP, 0.0)]

@@ -9,7 +9,8 @@ reads lines until one is a reply ``{"input": "...", "cost_usd": 0.001, "turn": 7
 - a line that is not such an object is a *stray* line: counted and discarded;
 - a reply whose ``turn`` names an earlier decision is *late*: counted and
   discarded, and the cost it reports is charged to the current decision (it was
-  spent during the run). Replies without ``turn`` are taken as current;
+  spent during the run), answered or lost. Replies without ``turn`` are taken
+  as current;
 - no reply within the per-decision timeout *loses* the decision: the input is
   ``noop`` and its cost is the declared fixed cost, or unmeasured; more than
   ``max_consecutive_lost`` lost decisions in a row fail the run.
@@ -249,10 +250,14 @@ class SessionDriver:
         self._latency_max_ms = max(self._latency_max_ms, elapsed_ms)
         self._recent_ms.append(elapsed_ms)
         cost = reply_cost(reply, self._fixed_cost, source=self.label)
-        if self._owed_cost:
-            owed, self._owed_cost = self._owed_cost, 0.0
-            cost = None if cost is None else cost + owed
-        return Action(normalize_input(reply.input, vocabulary), cost)
+        return Action(normalize_input(reply.input, vocabulary), self._plus_owed(cost))
+
+    def _plus_owed(self, cost: float | None) -> float | None:
+        """``cost`` plus what late answers read during this decision reported (then settled)."""
+        if not self._owed_cost:
+            return cost
+        owed, self._owed_cost = self._owed_cost, 0.0
+        return None if cost is None else cost + owed
 
     def _lose(self) -> Action:
         self._lost += 1
@@ -262,7 +267,9 @@ class SessionDriver:
                 f"{self.label} left {self._consecutive_lost} decisions in a row unanswered "
                 f"(timeout {self._timeout_s} s each); the session is considered dead"
             )
-        return Action(NOOP, self._fixed_cost)
+        # A late answer read while this decision waited was paid for: a lost decision
+        # carries its cost too (the run may end before another decision could).
+        return Action(NOOP, self._plus_owed(self._fixed_cost))
 
     async def _ensure_session(self, seed: int) -> _Session:
         session = self._session

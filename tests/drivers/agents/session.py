@@ -57,6 +57,10 @@ def main() -> int:
                 answer(request, cost=0.5)
             else:
                 answer(request)
+        elif mode == "late-after-first":
+            if answered:
+                time.sleep(arg / 1000)  # past the test's decision timeout: answered late
+            answer(request, cost=0.5 if answered else 0.0001)
     if mode == "ignore-eof":
         time.sleep(60)
     return 0
