@@ -101,11 +101,20 @@ class _Reporting(ScriptedDriver):
         self._report = report
 
     def provenance(self) -> Any:
+        if isinstance(self._report, Exception):
+            raise self._report
         return self._report
 
 
 @pytest.mark.parametrize(
-    "report", [{"x": math.inf}, {"pad": "a" * 70_000}, {"x": object()}, ["not", "an", "object"]]
+    "report",
+    [
+        {"x": math.inf},
+        {"pad": "a" * 70_000},
+        {"x": object()},
+        ["not", "an", "object"],
+        pytest.param(RuntimeError("the counters are gone \ud800" + "!" * 70_000), id="raises"),
+    ],
 )
 def test_a_driver_report_a_record_cannot_hold_is_noted_and_the_run_is_kept(report: Any) -> None:
     played = playproof.run(TARGET, _Reporting(TARGET.reference[:4], report), max_turns=4)

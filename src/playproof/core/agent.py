@@ -32,6 +32,8 @@ __all__ = [
 MAX_DRIVER_REPORT_BYTES = 64 * 1024
 """The most a driver's provenance report (a record's ``provenance.driver``) may take as
 compact JSON."""
+_NOTE_CHARS = 300
+"""How much of a failing report's exception the note in its place quotes."""
 
 NOOP = "noop"
 """The word every driver falls back to when an answer is not a valid input."""
@@ -104,19 +106,24 @@ def provenance_of(driver: Any) -> dict[str, Any]:
     """Health counters a driver chooses to publish (``driver.provenance()``), else empty.
 
     A report a record cannot hold (not plain JSON with finite numbers, or
-    over ``MAX_DRIVER_REPORT_BYTES``) is replaced by a note saying why, so
-    the run's record is still written.
+    over ``MAX_DRIVER_REPORT_BYTES``), or one that raises, is replaced by a
+    note saying why, so the run's record is still written.
     """
     report = getattr(driver, "provenance", None)
     if not callable(report):
         return {}
-    published = report()
-    found = dict(published) if isinstance(published, Mapping) else published
-    problem = (
-        plain_json_problem(found, MAX_DRIVER_REPORT_BYTES)
-        if isinstance(found, dict)
-        else "it is not a JSON object"
-    )
+    try:
+        published = report()
+        found = dict(published) if isinstance(published, Mapping) else published
+    except Exception as exc:
+        said = f"it raised {type(exc).__name__}: {exc}"[:_NOTE_CHARS]
+        problem: str | None = said.encode("utf-8", "replace").decode("utf-8")
+    else:
+        problem = (
+            plain_json_problem(found, MAX_DRIVER_REPORT_BYTES)
+            if isinstance(found, dict)
+            else "it is not a JSON object"
+        )
     if problem is not None:
         return {"unrecorded": f"the driver's provenance report was left out: {problem}"}
     return found
