@@ -1,4 +1,5 @@
-"""Bounded file reads: the one way playproof reads a file it did not write itself.
+"""Bounded reads: the one way playproof reads a file it did not write itself,
+and the one way it undoes an HTTP body's content coding.
 
 Only regular files are read. The file is opened without blocking and checked
 with ``fstat`` before a byte is read, so a FIFO (which would wait forever for
@@ -11,16 +12,30 @@ from __future__ import annotations
 import os
 import stat
 import time
+import zlib
 from pathlib import Path
 
 from playproof.errors import FormatError, PlayproofError
 
-__all__ = ["READ_CHUNK_BYTES", "READ_DEADLINE_S", "read_bounded"]
+__all__ = [
+    "ACCEPTED_ENCODINGS",
+    "MAX_CONTENT_CODINGS",
+    "READ_CHUNK_BYTES",
+    "READ_DEADLINE_S",
+    "decode_content",
+    "read_bounded",
+]
 
 READ_DEADLINE_S = 30.0
 """The longest one bounded read may take (a slow network share, not a local disk)."""
 READ_CHUNK_BYTES = 1 << 20
 """Bytes read per call; the deadline is checked between calls."""
+
+ACCEPTED_ENCODINGS = "gzip, deflate"
+"""The content codings playproof's HTTP clients ask for (each decoded within the body cap)."""
+MAX_CONTENT_CODINGS = 2
+"""Most content codings one reply may stack (``gzip, gzip``); more is refused."""
+_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS}
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -85,3 +100,50 @@ def read_bounded(
     if size > limit:
         raise error(f"{what} {path} is over the {limit}-byte limit")
     return b"".join(chunks)
+
+
+def decode_content(
+    body: bytes,
+    coding: str | None,
+    cap: int,
+    error: type[PlayproofError] = FormatError,
+    what: str = "the reply",
+) -> bytes:
+    """``body`` with its ``Content-Encoding`` undone, each layer at most ``cap`` bytes.
+
+    Only ``gzip`` and ``deflate`` (zlib-wrapped or raw) are decoded, at most
+    :data:`MAX_CONTENT_CODINGS` of them; anything else raises ``error``. A body is
+    read raw and decoded here, never by the HTTP library, which inflates a whole
+    chunk however far it expands (a compression bomb).
+    """
+    codings = [part.strip().lower() for part in (coding or "").split(",")]
+    codings = [part for part in codings if part and part != "identity"]
+    if len(codings) > MAX_CONTENT_CODINGS:
+        raise error(f"{what} stacks {len(codings)} content codings")
+    for name in reversed(codings):
+        if name in _ZLIB_WBITS:
+            body = _inflate(body, _ZLIB_WBITS[name], name, cap, error, what)
+        elif name == "deflate":
+            # zlib-wrapped, as the standard says, or raw deflate, as some servers send.
+            wrapped = len(body) >= 2 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
+            wbits = zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS
+            body = _inflate(body, wbits, name, cap, error, what)
+        else:
+            raise error(f"{what}'s content coding {name[:40]!r} is not supported")
+    return body
+
+
+def _inflate(
+    data: bytes, wbits: int, name: str, cap: int, error: type[PlayproofError], what: str
+) -> bytes:
+    """One zlib-family layer, refused as soon as it would produce more than ``cap`` bytes."""
+    inflater = zlib.decompressobj(wbits)
+    try:
+        out = inflater.decompress(data, cap + 1)
+    except zlib.error as exc:
+        raise error(f"{what}'s {name} body is corrupt: {exc}") from None
+    if len(out) > cap:
+        raise error(f"{what} is over the {cap}-byte cap once {name}-decoded")
+    if not inflater.eof or inflater.unused_data:
+        raise error(f"{what}'s {name} body is truncated or followed by other bytes")
+    return out

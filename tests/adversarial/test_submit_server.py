@@ -4,12 +4,14 @@ A real HTTP server on loopback answers the upload (and the status polls) with
 what each case names: a run status without its status, a status that is not
 one of the API's, failed checks that are not names, or an answer dripped a
 byte at a time past the command's time bound, a run id that is markup or a
-path elsewhere, or a status poll answered for another run.
+path elsewhere, a status poll answered for another run, or a small gzip body
+that inflates past the answer cap (refused while it is decoded, not after).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import threading
 import time
@@ -44,6 +46,13 @@ LATER: dict[str, Any] = {
     "another run verified": {"id": "b" * 32, "status": "verified"},
 }
 
+BOMB = b'{"id": "' + b"a" * (64 << 20) + b'"}'
+"""64 MiB of JSON that gzip shrinks to about 64 KiB (the answer cap is 1 MiB)."""
+GZIPPED = {
+    "gzip bomb": BOMB,
+    "gzip verified": json.dumps({"id": "a" * 32, "status": "verified", "proof_url": "/p"}).encode(),
+}
+
 
 class _Hostile(BaseHTTPRequestHandler):
     case = ""
@@ -58,6 +67,13 @@ class _Hostile(BaseHTTPRequestHandler):
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
                 time.sleep(0.05)
+            return
+        if self.case in GZIPPED:
+            body = gzip.compress(GZIPPED[self.case])
+            self.send_header("content-encoding", "gzip")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         answer = ANSWERS[self.case]
         if self.command == "GET":
@@ -112,3 +128,26 @@ def test_a_hostile_service_answer_is_a_typed_error(
     named = "took over 1 s" if case == "drip" else "did not answer with a run status"
     assert named in str(done.exception)
     assert "verified" not in done.output
+
+
+def test_a_gzip_bomb_is_refused_while_it_is_decoded(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PP_TOKEN", "t")
+    with _serving("gzip bomb") as url:
+        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN"]
+        done = CliRunner().invoke(app, args)
+    assert isinstance(done.exception, ServiceError), done.output
+    # Stopped by the bounded decoder, not after the HTTP library inflated a chunk.
+    assert "over the 1048576-byte cap once gzip-decoded" in str(done.exception)
+
+
+def test_a_gzip_answer_within_the_cap_is_read(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PP_TOKEN", "t")
+    with _serving("gzip verified") as url:
+        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN"]
+        done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "verified" in done.output

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import httpx
 import typer
 
+from playproof._bounded import ACCEPTED_ENCODINGS, decode_content
 from playproof.cli._app import (
     EXIT_REJECTED,
     Executor,
@@ -285,15 +286,19 @@ def _answer(response: httpx.Response, within_s: float = HTTP_TIMEOUT_S) -> Any:
     the time, so a read takes at most ``within_s`` and one read timeout.)
     """
     deadline = time.monotonic() + within_s
-    body = b""
-    for chunk in response.iter_bytes():
+    body = bytearray()
+    # Raw bytes, decoded afterwards within the same cap: httpx would inflate a whole
+    # compressed chunk however far it expands before the size could be checked.
+    for chunk in response.iter_raw():
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
             raise ServiceError(f"the service answered with over {MAX_RESPONSE_BYTES} bytes")
         if time.monotonic() > deadline:
             raise ServiceError(f"the service took over {within_s:.0f} s to answer")
+    coding = response.headers.get("content-encoding")
+    decoded = decode_content(bytes(body), coding, MAX_RESPONSE_BYTES, ServiceError, "the answer")
     try:
-        return parse_json(body, limit=MAX_RESPONSE_BYTES, what="service answer")
+        return parse_json(decoded, limit=MAX_RESPONSE_BYTES, what="service answer")
     except FormatError as exc:
         raise ServiceError(f"the service answered {response.status_code} without JSON") from exc
 
@@ -380,7 +385,9 @@ def submit(
     if not base.startswith(("http://", "https://")):
         raise ServiceError(f"--server {server!r} is not an http(s) URL")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": media_type}
-    with httpx.Client(timeout=HTTP_TIMEOUT_S) as client:
+    with httpx.Client(
+        timeout=HTTP_TIMEOUT_S, headers={"accept-encoding": ACCEPTED_ENCODINGS}
+    ) as client:
         status, answer = _request(
             client, "POST", f"{base}/api/v1/runs", content=body, headers=headers
         )

@@ -22,13 +22,13 @@ import email.utils
 import json
 import os
 import time
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from playproof._bounded import ACCEPTED_ENCODINGS, decode_content
 from playproof.core.agent import Action, DecisionContext, HistoryEntry, normalize_input
 from playproof.core.observation import Observation
 from playproof.drivers._answer import first_word
@@ -62,11 +62,6 @@ DEFAULT_MAX_BACKOFF_S = 8.0
 """Cap on one backoff, ``Retry-After`` included."""
 ERROR_SNIPPET_CHARS = 300
 """How much of an error body an error message quotes."""
-ACCEPTED_ENCODINGS = "gzip, deflate"
-"""The content codings asked for and decoded (each bounded by the body cap)."""
-MAX_CONTENT_CODINGS = 2
-"""Most content codings one reply may stack (``gzip, gzip``); more is refused."""
-_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS}
 _RESERVED_BODY_KEYS = frozenset({"model", "messages", "stream"})
 _SOURCE_COUNTER = {
     "provider": "cost_from_provider",
@@ -321,7 +316,9 @@ class OpenAIDriver:
             raise DriverError(f"{self.label}: {type(exc).__name__}: {exc}") from None
         status = response.status_code
         try:
-            raw = _decoded(encoded, response.headers.get("content-encoding"), self._max_body)
+            raw = decode_content(
+                encoded, response.headers.get("content-encoding"), self._max_body, DriverError
+            )
         except DriverError as exc:
             if status == 200:
                 raise DriverError(f"{self.label}: {exc}") from None
@@ -350,7 +347,7 @@ class OpenAIDriver:
                 f"{self.label}: the reply declares {declared} bytes, "
                 f"over the {self._max_body}-byte cap"
             )
-        # Raw bytes: a compressed body is decoded afterwards, bounded (see _decoded), never
+        # Raw bytes: a compressed body is decoded afterwards, bounded (see decode_content), never
         # by the HTTP library, which would inflate a whole chunk however far it expands.
         body = bytearray()
         async for chunk in response.aiter_raw():
@@ -358,42 +355,6 @@ class OpenAIDriver:
             if len(body) > self._max_body:
                 raise DriverError(f"{self.label}: the reply is over the {self._max_body}-byte cap")
         return bytes(body)
-
-
-def _decoded(body: bytes, coding: str | None, cap: int) -> bytes:
-    """``body`` with its content codings undone, each layer at most ``cap`` bytes.
-
-    Only ``gzip`` and ``deflate`` (zlib-wrapped or raw) are decoded, at most
-    :data:`MAX_CONTENT_CODINGS` of them; anything else is a DriverError.
-    """
-    codings = [part.strip().lower() for part in (coding or "").split(",")]
-    codings = [part for part in codings if part and part != "identity"]
-    if len(codings) > MAX_CONTENT_CODINGS:
-        raise DriverError(f"the reply stacks {len(codings)} content codings")
-    for name in reversed(codings):
-        if name in _ZLIB_WBITS:
-            body = _inflate(body, _ZLIB_WBITS[name], name, cap)
-        elif name == "deflate":
-            # zlib-wrapped, as the standard says, or raw deflate, as some servers send.
-            wrapped = len(body) >= 2 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
-            body = _inflate(body, zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS, name, cap)
-        else:
-            raise DriverError(f"the reply's content coding {name[:40]!r} is not supported")
-    return body
-
-
-def _inflate(data: bytes, wbits: int, name: str, cap: int) -> bytes:
-    """One zlib-family layer, refused as soon as it would produce more than ``cap`` bytes."""
-    inflater = zlib.decompressobj(wbits)
-    try:
-        out = inflater.decompress(data, cap + 1)
-    except zlib.error as exc:
-        raise DriverError(f"the reply's {name} body is corrupt: {exc}") from None
-    if len(out) > cap:
-        raise DriverError(f"the reply is over the {cap}-byte cap once {name}-decoded")
-    if not inflater.eof or inflater.unused_data:
-        raise DriverError(f"the reply's {name} body is truncated or followed by other bytes")
-    return out
 
 
 def _failed_attempt_cost(raw: bytes, headers: Mapping[str, str]) -> float | None:
