@@ -13,7 +13,7 @@ from playproof.core.game import VerificationMode
 from playproof.core.observation import Observation
 from playproof.core.record import RunRecord, StopReason
 from playproof.drivers import BaselineDriver, CallableDriver, ScriptedDriver
-from playproof.engine import EpisodeConfig, play
+from playproof.engine import EpisodeConfig, _episode, play
 from playproof.errors import CostError, DriverError, InputError, ModeError, RunError
 from playproof.verify import attest
 
@@ -211,3 +211,47 @@ def test_latencies_are_kept_to_a_tenth_of_a_microsecond() -> None:
     assert all(ms > 0.2 for ms in latencies)
     assert all(round(ms, 4) == ms and len(repr(ms).partition(".")[2]) <= 4 for ms in latencies)
     assert record.accounting.total_latency_ms == sum(latencies)
+
+
+class BadClose(Priced):
+    """Plays like Priced, then fails (or hangs) when closed."""
+
+    def __init__(self, hang: bool = False, fail_at: int | None = None) -> None:
+        super().__init__(0.0)
+        self.hang = hang
+        self.fail_at = fail_at
+
+    async def act(
+        self, observation: Observation, history: Sequence[HistoryEntry], context: DecisionContext
+    ) -> Action:
+        if self.fail_at is not None and len(self.contexts) == self.fail_at:
+            raise DriverError("the agent went away")
+        return await super().act(observation, history, context)
+
+    async def aclose(self) -> None:
+        if self.hang:
+            await asyncio.sleep(3600)
+        raise OSError("cannot remove the scratch folder")
+
+
+def test_a_driver_whose_close_fails_keeps_the_finished_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    record = episode(BadClose(), max_turns=3)
+    assert len(record.decisions) == 3
+    assert attest(record, ToyGame(), CONTRACT).clean
+    assert "failed to close (OSError: cannot remove the scratch folder)" in caplog.text
+
+
+def test_a_failing_close_does_not_replace_the_error_that_ended_the_run() -> None:
+    with pytest.raises(DriverError, match="went away"):
+        episode(BadClose(fail_at=1), max_turns=3)
+
+
+def test_a_hanging_close_is_given_up_after_its_bound(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(_episode, "DRIVER_CLOSE_S", 0.2)
+    record = episode(BadClose(hang=True), max_turns=2)
+    assert len(record.decisions) == 2
+    assert "did not close within" in caplog.text

@@ -6,12 +6,15 @@ and recorded at full cost, then the run stops. Costs are what the driver
 measured (``None`` = unmeasured; refused under a budget); latency is the wall
 time around the driver call. A driver error, an empty or oversized input, or
 a negative or non-finite cost ends the run with a typed error and no record.
+The driver is closed afterwards (``aclose()``, at most DRIVER_CLOSE_S); a close that
+fails or hangs is logged and never costs the run its record or replaces its error.
 The loop itself lives in :mod:`playproof.engine._loop` (campaigns share it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 from playproof.core.agent import Driver
@@ -29,6 +32,7 @@ from playproof.engine._loop import (
 
 __all__ = [
     "DEFAULT_HISTORY",
+    "DRIVER_CLOSE_S",
     "DEFAULT_MAX_TURNS",
     "EpisodeConfig",
     "TurnReport",
@@ -37,11 +41,32 @@ __all__ = [
 ]
 
 
+DRIVER_CLOSE_S = 30.0
+"""The longest a driver's ``aclose()`` may take before the run goes on without it."""
+
+log = logging.getLogger("playproof.engine")
+
+
 async def close_driver(driver: Driver) -> None:
-    """Let a driver release what it holds (``aclose()``), when it has anything to release."""
+    """Let a driver release what it holds (``aclose()``), when it has anything to release.
+
+    The play is over by then, so a close that raises or takes over DRIVER_CLOSE_S
+    is logged, not raised: the record (or the error that ended the run) stands.
+    Cancellation of the caller still propagates.
+    """
     aclose = getattr(driver, "aclose", None)
-    if callable(aclose):
-        await aclose()
+    if not callable(aclose):
+        return
+    label = getattr(driver, "label", type(driver).__name__)
+    try:
+        async with asyncio.timeout(DRIVER_CLOSE_S):
+            await aclose()
+    except TimeoutError:
+        log.warning("driver %s did not close within %.0f s; going on", label, DRIVER_CLOSE_S)
+    except Exception as exc:
+        log.warning(
+            "driver %s failed to close (%s: %.200s); going on", label, type(exc).__name__, exc
+        )
 
 
 async def play(
