@@ -109,3 +109,31 @@ def test_one_record_is_verified_as_before_and_batch_options_need_a_batch(folder:
     pinned = cli("verify", folder.name, "--target", "native/2048", cwd=folder.parent)
     assert pinned.returncode == 3
     assert "verify it alone" in pinned.stderr
+
+
+def test_a_pool_process_that_dies_costs_no_verdict(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dying_verify
+
+    from playproof.exec import _batch
+
+    trusted = VerifyingKey.load(folder.parent / f"{folder.name}.pub.pem")
+    monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.verify_or_die)
+    verdicts = verify_many([folder], [trusted], executor="local", jobs=2)
+    one_by_one = [verify_signed(p.read_bytes(), [trusted]) for p in record_files([folder])]
+    assert [v.report for v in verdicts] == one_by_one  # the doomed record's game ran in a child
+
+
+def test_a_record_that_kills_every_process_is_a_typed_error(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dying_verify
+
+    from playproof.errors import RunError
+    from playproof.exec import _batch
+
+    trusted = VerifyingKey.load(folder.parent / f"{folder.name}.pub.pem")
+    monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.always_die)
+    with pytest.raises(RunError, match="a pool process died again"):
+        verify_many([folder], [trusted], executor="local", jobs=2)

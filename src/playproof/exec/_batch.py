@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,44 +134,85 @@ def verify_many(
 
     A file that cannot be read is a rejected verdict, not an error: the
     others go on. On the local pool games run in-process (each pool process
-    is already its own crash boundary). Each record's transcript is the
-    ``NAME.transcript.json`` beside it; ``contract`` is the verifier's copy
-    for every record in the batch (as ``verify --contract`` for one record).
+    is already its own crash boundary). If a pool process dies (a game that
+    crashes its process, the kernel's OOM killer), the verdicts already in are
+    kept and the unfinished records go once more to a fresh pool, each game now
+    in a worker child of its own, so a crashing game rejects its record alone.
+    Each record's transcript is the ``NAME.transcript.json`` beside it;
+    ``contract`` is the verifier's copy for every record in the batch (as
+    ``verify --contract`` for one record).
     """
     files = record_files(paths)
     pems = tuple(key.to_pem() for key in keys)
-    pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
-    worker = None if executor == "serial" else False
     verdicts: list[BatchVerdict | None] = [None] * len(files)
-    futures: dict[Future[VerificationReport], int] = {}
-    try:
-        for index, path in enumerate(files):
-            try:
-                data = read_bounded(path, MAX_ENVELOPE_BYTES, "record file")
-            except FormatError as exc:
-                verdicts[index] = BatchVerdict(path, _unreadable(str(exc)))
-                continue
-            try:
-                transcript = _transcript_beside(path)
-            except FormatError as exc:
-                verdicts[index] = BatchVerdict(path, _unreadable(str(exc), "transcript-signed"))
-                continue
-            task = pool.submit(_verify_bytes, data, pems, unsigned, worker, transcript, contract)
-            futures[task] = index
-        done_count = len(files) - len(futures)
-        if progress is not None and done_count:
-            progress(done_count, len(files))
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, timeout=BATCH_TIMEOUT_S, return_when=FIRST_COMPLETED)
-            if not done:
-                raise RunError(f"no record finished verifying within {BATCH_TIMEOUT_S:.0f} s")
-            for future in done:
-                index = futures[future]
-                verdicts[index] = BatchVerdict(files[index], future.result())
-            done_count += len(done)
-            if progress is not None:
-                progress(done_count, len(files))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    inputs: dict[int, tuple[bytes, bytes | None]] = {}
+    for index, path in enumerate(files):
+        try:
+            data = read_bounded(path, MAX_ENVELOPE_BYTES, "record file")
+        except FormatError as exc:
+            verdicts[index] = BatchVerdict(path, _unreadable(str(exc)))
+            continue
+        try:
+            inputs[index] = (data, _transcript_beside(path))
+        except FormatError as exc:
+            verdicts[index] = BatchVerdict(path, _unreadable(str(exc), "transcript-signed"))
+    done_count = len(files) - len(inputs)
+    if progress is not None and done_count:
+        progress(done_count, len(files))
+    # Games in-process on a pool; in a worker child where the executor is this process.
+    worker: bool | None = None if executor == "serial" else False
+    while inputs:
+        pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
+        try:
+            futures = {
+                pool.submit(_verify_bytes, data, pems, unsigned, worker, transcript, contract): i
+                for i, (data, transcript) in inputs.items()
+            }
+            broken = _collect(futures, files, verdicts, inputs, len(files), progress)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if broken is None:
+            break
+        if worker is None:
+            raise RunError(
+                f"a pool process died again ({broken}) with {len(inputs)} of {len(files)} "
+                "records unverified, each game in a worker child of its own; "
+                "try --executor serial or fewer --jobs"
+            )
+        worker = None  # once more, each game in a child of its own
     return [v for v in verdicts if v is not None]
+
+
+def _collect(
+    futures: dict[Future[VerificationReport], int],
+    files: list[Path],
+    verdicts: list[BatchVerdict | None],
+    inputs: dict[int, tuple[bytes, bytes | None]],
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> BrokenProcessPool | None:
+    """Take each verdict as it finishes (and its record out of ``inputs``).
+
+    Returns the error when the pool broke (the unfinished records stay in
+    ``inputs``), else None. Any other failure of a task rejects that record.
+    """
+    pending = set(futures)
+    broken: BrokenProcessPool | None = None
+    while pending:
+        done, pending = wait(pending, timeout=BATCH_TIMEOUT_S, return_when=FIRST_COMPLETED)
+        if not done:
+            raise RunError(f"no record finished verifying within {BATCH_TIMEOUT_S:.0f} s")
+        for future in done:
+            index = futures[future]
+            try:
+                report = future.result()
+            except BrokenProcessPool as exc:
+                broken = exc
+                continue
+            except Exception as exc:  # this record's failure; the others go on
+                report = _unreadable(f"verification failed: {type(exc).__name__}: {exc}"[:500])
+            verdicts[index] = BatchVerdict(files[index], report)
+            del inputs[index]
+            if progress is not None:
+                progress(total - len(inputs), total)
+    return broken
