@@ -159,3 +159,12 @@ def test_grade_uses_the_warm_jail_unless_told_otherwise(
     # Warm: every process of the candidate (cases and variants) and of the reference.
     assert (len(starts) >= 4) != fresh
     assert (not starts) == fresh
+
+
+def test_a_folder_name_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A path is data: an escape sequence in it is shown as text, never sent raw."""
+    task = tmp_path / "a\x1b]0;owned\x07b"
+    created = _invoke("task", "init", str(task), "--candidate", "python3 candidate.py")
+    assert created.exit_code == 0, created.output
+    assert "\x1b" not in created.output
+    assert "task created in" in created.output

@@ -233,8 +233,10 @@ def corpus_build(
             else ""
         )
         console.print(
-            f"{manifest.denominator} cases, {len(manifest.excluded)} excluded "
-            f"(see manifest.json){passed}, digest {manifest.digest[:16]}..., written to {out}"
+            line(
+                f"{manifest.denominator} cases, {len(manifest.excluded)} excluded "
+                f"(see manifest.json){passed}, digest {manifest.digest[:16]}..., written to {out}"
+            )
         )
 
 
@@ -271,7 +273,7 @@ def corpus_answers(
     parsed = load_manifest(manifest)
     answers = generate_answers(parsed, roms, jobs=jobs)
     _write_json(out, answers.model_dump(mode="json"))
-    console.print(f"answers for {len(answers.answers)} cases written to {out}")
+    console.print(line(f"answers for {len(answers.answers)} cases written to {out}"))
 
 
 @corpus_app.command("sign")
@@ -624,7 +626,7 @@ def task_init(
             runtime="native",
         )
         init_task(folder, spec, starter="rust")
-        console.print(f"task created in {folder} (Rust starter; build with run-tests)")
+        console.print(line(f"task created in {folder} (Rust starter; build with run-tests)"))
         return
     spec = TaskSpec(
         corpus=corpus or "blargg",
@@ -633,7 +635,7 @@ def task_init(
         runtime=_runtime(runtime),
     )
     init_task(folder, spec)
-    console.print(f"task created in {folder}")
+    console.print(line(f"task created in {folder}"))
 
 
 @task_app.command("run-tests")
@@ -706,7 +708,7 @@ def task_progress_command(task: TaskDir = Path("."), json_output: JsonFlag = Fal
         _emit({"passed": passed, "denominator": total, "cumulative": cumulative})
         return
     when = f", last build {last.status} at {last.at:%Y-%m-%d %H:%M}" if last else ""
-    console.print(f"{passed} of {total} pass; cumulative reward {cumulative:+d}{when}")
+    console.print(line(f"{passed} of {total} pass; cumulative reward {cumulative:+d}{when}"))
 
 
 def _ask_grader(task: Path, op: str, failure_filter: str | None, quiet: bool) -> None:
