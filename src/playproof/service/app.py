@@ -30,6 +30,7 @@ from playproof.service.db import (
 from playproof.service.deployments import routes as deployment_routes
 from playproof.service.deployments.services import registry_targets, sync_targets
 from playproof.service.grades import routes as grade_routes
+from playproof.service.headers import SecurityHeaders
 from playproof.service.leaderboards import routes as leaderboard_routes
 from playproof.service.log import routes as log_routes
 from playproof.service.log.services import load_log_key
@@ -200,7 +201,8 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
 
     app.add_middleware(DeclaredBodyLimit)
     app.add_middleware(StoredProofReads)
-    app.add_middleware(HeadAsGet)  # added last: it runs first
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(SecurityHeaders)  # added last: it runs first, on every answer
     app.include_router(run_routes.router)
     app.include_router(proof_routes.router)
     app.include_router(log_routes.router)

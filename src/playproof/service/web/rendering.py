@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from playproof.service.headers import PAGE_POLICY
 from playproof.service.problems import Problem
 from playproof.service.proofs.services import verifier_version
 from playproof.service.settings import ServiceSettings
@@ -126,11 +127,7 @@ def render(request: Request, template: str, viewer: Viewer | None, **context: An
             samesite="strict",
             path="/",
         )
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-        "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
-    )
-    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = PAGE_POLICY
     return response
 
 
@@ -152,8 +149,7 @@ def _error_page(request: Request, status: int, detail: str) -> Response:
         detail=detail,
         signin=status == 401,
     )
-    headers = {"X-Content-Type-Options": "nosniff"}
-    return HTMLResponse(body, status_code=status, headers=headers)
+    return HTMLResponse(body, status_code=status, headers={"Content-Security-Policy": PAGE_POLICY})
 
 
 async def _delegate(handler: Any, request: Request, exc: Exception) -> Response:
