@@ -259,6 +259,26 @@ def test_a_forged_form_post_is_refused(server: Any) -> None:
         assert stranger.post("/signout", data={"csrf": "made.up"}).status_code == 403
 
 
+def test_the_session_cookie_is_secure_behind_a_tls_proxy(server: Any) -> None:
+    """A proxy on loopback (trusted by default) that says HTTPS gets a Secure cookie."""
+    cookies = {}
+    for proto in ("http", "https"):
+        forwarded = {"x-forwarded-proto": proto}
+        csrf = httpx.get(f"{server.url}/signin", headers=forwarded).cookies["pp_csrf"]
+        signed = httpx.post(
+            f"{server.url}/signin",
+            data={"token": server.tokens["alice"], "csrf": csrf},
+            headers={**forwarded, "cookie": f"pp_csrf={csrf}"},
+        )
+        assert signed.status_code == 303
+        cookies[proto] = [
+            value for value in signed.headers.get_list("set-cookie") if "pp_session=" in value
+        ]
+    assert len(cookies["http"]) == len(cookies["https"]) == 1
+    assert "secure" not in cookies["http"][0].lower()
+    assert "; secure" in cookies["https"][0].lower()
+
+
 @pytest.mark.parametrize(
     ("path", "status"),
     [("/no/such/page", 404), ("/runs/0123456789abcdef0123456789abcdef", 404)],

@@ -110,6 +110,14 @@ def serve(
     ] = Path(".playproof/service-log.key"),
     executor: Executor = ExecutorName.LOCAL,
     ray_address: RayAddress = None,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated addresses of the TLS proxies whose X-Forwarded-Proto and "
+            "X-Forwarded-For are believed ('*' for any); the web session cookie is Secure "
+            "when the request came over HTTPS."
+        ),
+    ] = "127.0.0.1",
 ) -> None:
     """Run the proof service (an embedded SQLite database is created and migrated).
 
@@ -128,13 +136,24 @@ def serve(
     from playproof.service.app import create_app, prepare_database
 
     prepare_database(settings)
+
+    def served(asgi: Any) -> None:
+        uvicorn.run(
+            asgi,
+            host=host,
+            port=port,
+            log_level="info",
+            proxy_headers=True,
+            forwarded_allow_ips=forwarded_allow_ips,
+        )
+
     if executor == ExecutorName.LOCAL:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        served(create_app(settings))
         return
 
     replays, _ = open_executor("ray", address=ray_address, on_retry=say_retried)
     try:
-        uvicorn.run(create_app(settings, executor=replays), host=host, port=port, log_level="info")
+        served(create_app(settings, executor=replays))
     finally:
         # Replays still under way stay pending in the database and run at the next start.
         replays.shutdown(wait=False, cancel_futures=True)
