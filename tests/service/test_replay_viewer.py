@@ -54,6 +54,9 @@ def test_a_rejected_run_gets_its_verdict_and_no_drawn_frames(
     run_id = accepted.json()["id"]
     assert service.verdict(run_id)["status"] == "rejected"
     drawn = calls_to(monkeypatch, frames_module, "_generate_isolated", 1)
+    run_page = service.client.get(f"/runs/{run_id}").text
+    assert "Why there is no replay to watch" in run_page  # no promise of a replay
+    assert "Watch the replay" not in run_page
 
     page = service.client.get(f"/runs/{run_id}/replay")  # anonymous: the run is public
     assert page.status_code == 200
@@ -69,6 +72,7 @@ def test_a_rejected_run_gets_its_verdict_and_no_drawn_frames(
     assert not _cache(service).exists() or not any(_cache(service).iterdir())
 
     verified = service.upload_verified(signer, record_2048, token)
+    assert "Watch the replay" in service.client.get(f"/runs/{verified}").text
     assert service.client.get(f"/runs/{verified}/replay").status_code == 200
     assert len(drawn) == 1  # a verified run is drawn as before
 
