@@ -54,3 +54,20 @@ def test_every_kind_of_answer_is_inert_in_a_browser(
     docs = get("/docs")
     assert docs.status_code == 200
     assert _policy(docs) is None  # Swagger UI loads its own scripts
+
+
+def test_a_refused_body_is_a_page_on_a_page_and_a_document_on_the_api(service: Service) -> None:
+    """The body-limit middleware answers before the routes, as their handlers would."""
+    from playproof.service.settings import MAX_REQUEST_BYTES
+
+    post = service.client.post
+    too_big = str(MAX_REQUEST_BYTES + 1)
+    for declared, status in (("x1", 400), (too_big, 413)):
+        page = post("/signin", content=b"token=a", headers={"content-length": declared})
+        assert page.status_code == status
+        assert page.headers["content-type"].startswith("text/html")
+        assert _policy(page) == PAGE_POLICY
+        api = post("/api/v1/owners/keys", content=b"{}", headers={"content-length": declared})
+        assert api.status_code == status
+        assert api.headers["content-type"] == "application/problem+json"
+        assert _policy(api) == RESOURCE_POLICY

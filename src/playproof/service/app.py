@@ -9,11 +9,12 @@ True
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -86,7 +87,7 @@ class DeclaredBodyLimit:
                 elif int(value) > MAX_REQUEST_BYTES:
                     refusal = Problem(413, "too-large", BodyTooLarge().detail)
                 if refusal is not None:
-                    await refusal.response()(scope, receive, send)
+                    await _refuse(refusal, scope, receive, send)
                     return
                 break
         received = 0
@@ -111,7 +112,21 @@ class DeclaredBodyLimit:
         except BodyTooLarge as exc:
             if started:  # too late for an answer: the connection is closed on it
                 raise
-            await Problem(413, "too-large", str(exc.detail)).response()(scope, receive, send)
+            await _refuse(Problem(413, "too-large", str(exc.detail)), scope, receive, send)
+
+
+async def _refuse(problem: Problem, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer ``problem`` as the app's own handler would: a problem document on an
+    API path, an error page on a web page's path (this middleware runs before it)."""
+    app = scope.get("app")
+    handler = getattr(app, "exception_handlers", {}).get(Problem)
+    if handler is None:
+        await problem.response()(scope, receive, send)
+        return
+    answer = handler(Request(scope, receive), problem)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    await answer(scope, receive, send)
 
 
 class HeadAsGet:
