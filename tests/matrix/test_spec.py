@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from playproof.errors import FormatError
 from playproof.matrix import MatrixSpec, looks_like_secret, parse_spec
+from playproof.matrix._spec import MAX_SPEC_BYTES
 from playproof.schemas import render
 
 BASE = """
@@ -158,3 +159,15 @@ def test_load_spec_reads_a_file_bounded(tmp_path: Path) -> None:
     path.write_bytes(b"#" * (2 << 20))
     with pytest.raises(FormatError, match="limit"):
         load_spec(path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a = " + "[" * 5000, "a = " + "{ b = " * 5000, ".".join(["a"] * 5000) + " = 1"],
+    ids=["arrays", "inline-tables", "dotted-key"],
+)
+def test_a_deeply_nested_spec_is_a_format_error(text: str) -> None:
+    # Well under the size limit, deeper than the parser or the secret scan can recurse.
+    assert len(text.encode()) < MAX_SPEC_BYTES
+    with pytest.raises(FormatError, match="nested too deeply"):
+        parse_spec(text)

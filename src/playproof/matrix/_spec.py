@@ -203,9 +203,11 @@ def parse_spec(text: str | bytes, *, what: str = "matrix spec") -> MatrixSpec:
         document: dict[str, Any] = tomllib.loads(
             text.decode("utf-8") if isinstance(text, bytes) else text
         )
+        secrets = secret_problems(document)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise FormatError(f"{what} is not valid TOML: {exc}") from exc
-    secrets = secret_problems(document)
+    except RecursionError:  # both the parser and the secret scan recurse per level
+        raise FormatError(f"{what} is nested too deeply to be a matrix spec") from None
     if secrets:
         raise FormatError(f"{what} refused: {'; '.join(secrets)}")
     try:
