@@ -242,3 +242,19 @@ def test_a_stored_verification_someone_else_wrote_or_edited_is_replayed(
     keyless = collect(runs, [key.verifying_key], executor="serial")
     assert [c.source for c in keyless.cells] == ["replay", "replay"]
     assert not list(runs.glob("*.verification.json"))  # nothing kept without a key
+
+
+def test_a_folder_where_a_record_goes_fails_that_cell_and_keeps_the_others(
+    tmp_path: Path,
+) -> None:
+    spec = parse_spec(SPEC)
+    runs, key = tmp_path / "runs", SigningKey.generate()
+    blocked, free = spec.cells()
+    record_path(runs, blocked).mkdir(parents=True)
+    outcome = run_matrix(spec, runs, key, build_agent, executor="serial")
+    assert (outcome.played, outcome.skipped) == (1, 0)
+    assert [cell for cell, _ in outcome.failed] == [blocked.id]
+    assert "cannot write its record" in outcome.failed[0][1]
+    assert record_path(runs, free).is_file()
+    assert record_path(runs, blocked).is_dir()
+    assert not [p for p in runs.iterdir() if p.name.endswith(".tmp")]

@@ -252,6 +252,13 @@ def _run(
                 outcome.failed.append((cell.id, f"{type(exc).__name__}: {exc}"))
                 tell(cell, "failed", error=f"{type(exc).__name__}: {exc}")
                 continue
-            write_atomic(record_path(folder, cell), sign_record(record, key).to_bytes())
+            path = record_path(folder, cell)
+            try:
+                write_atomic(path, sign_record(record, key).to_bytes())
+            except OSError as exc:  # a folder in its place, a full disk: this cell has no record
+                reason = f"cannot write its record {path.name}: {exc.strerror or exc}"
+                outcome.failed.append((cell.id, reason))
+                tell(cell, "failed", error=reason)
+                continue
             outcome.played += 1
             tell(cell, "played", record)
