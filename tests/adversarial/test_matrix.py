@@ -258,3 +258,16 @@ def test_a_folder_where_a_record_goes_fails_that_cell_and_keeps_the_others(
     assert record_path(runs, free).is_file()
     assert record_path(runs, blocked).is_dir()
     assert not [p for p in runs.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_folder_where_a_stored_verification_goes_does_not_stop_the_report(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    blocked = runs / _cell("0").replace(".json", ".verification.json")
+    blocked.mkdir()
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    assert [c.source for c in collected.cells] == ["replay", "replay"]
+    assert not collected.rejected
+    assert blocked.is_dir()
+    assert not [p for p in runs.iterdir() if p.name.endswith(".tmp")]

@@ -15,6 +15,7 @@ nothing is dropped silently.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -246,7 +247,10 @@ def collect(
                 mac = _mac(key, digest, report)
                 stored = StoredVerification(record_digest=digest, report=report, mac=mac)
                 sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
-                write_atomic(sidecar, stored.model_dump_json(by_alias=True).encode())
+                # Only a cache: where it cannot be written (a read-only folder), the next
+                # report replays again.
+                with contextlib.suppress(OSError):
+                    write_atomic(sidecar, stored.model_dump_json(by_alias=True).encode())
             if on_record is not None:
                 on_record(done, len(replays))
             if report.clean:
