@@ -156,3 +156,58 @@ def test_a_scratch_folder_left_by_a_dead_drawing_is_deleted(tmp_path: Path) -> N
     frames_module.evict(tmp_path)
     assert not stale.exists()
     assert live.exists()
+
+
+def test_the_pages_of_a_run_parse_its_record_once(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run page, its decision pages, the viewer and its frames share one parsed record."""
+    from playproof.service.web import records as records_module
+
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = service.upload_verified(signer, record_2048, token)
+    parsed: list[str] = []
+    real = records_module.signed_record
+
+    def noting(run: Any) -> Any:
+        parsed.append(run.id)
+        return real(run)
+
+    monkeypatch.setattr(records_module, "signed_record", noting)
+    get = service.client.get
+    for path in (f"/runs/{run_id}", f"/runs/{run_id}?page=1", f"/runs/{run_id}/replay"):
+        assert get(path).status_code == 200
+    assert get(f"/runs/{run_id}/frames/1").status_code == 200
+    assert parsed == [run_id]
+
+
+def test_the_record_cache_is_bounded_by_envelope_bytes() -> None:
+    from types import SimpleNamespace
+
+    from playproof.service.web.records import ParsedRecords
+
+    key = SigningKey.generate()
+    envelopes = []
+    for seed in range(3):
+        played = playproof.run("native/2048", playproof.BaselineDriver("round-robin"), seed=seed)
+        envelopes.append(playproof.sign_record(played, key).to_bytes())
+    runs = [
+        SimpleNamespace(id=f"run{i}", envelope=body, envelope_sha256=f"digest{i}")
+        for i, body in enumerate(envelopes)
+    ]
+    cache = ParsedRecords(limit=len(envelopes[0]) + len(envelopes[1]))
+    first = cache.record(runs[0])
+    assert first is not None
+    assert cache.record(runs[0]) is first
+    cache.record(runs[1])
+    cache.record(runs[2])  # the least recently read goes
+    assert cache.kept_bytes <= len(envelopes[0]) + len(envelopes[1])
+    assert cache.record(runs[0]) is not first  # parsed again
+    tampered = SimpleNamespace(id="run0", envelope=b"{}", envelope_sha256="other")
+    assert cache.record(tampered) is None  # keyed by digest too
+    small = ParsedRecords(limit=10)
+    assert small.record(runs[1]) is not None
+    assert small.kept_bytes == 0  # over the bound alone: parsed, not kept

@@ -23,6 +23,7 @@ from playproof.service.headers import PAGE_POLICY
 from playproof.service.problems import Problem
 from playproof.service.proofs.services import verifier_version
 from playproof.service.settings import ServiceSettings
+from playproof.service.web.records import ParsedRecords
 from playproof.service.web.signin import CSRF_COOKIE, SessionKeys, Viewer, load_session_key
 
 __all__ = [
@@ -79,7 +80,7 @@ def data_folder(settings: ServiceSettings) -> Path:
 
 
 class WebState:
-    """What the pages of one app need: the session keys and the frame cache.
+    """What the pages of one app need: the session keys, the frame cache, parsed records.
 
     The session key is read (or made) on first use, so building an app
     writes nothing.
@@ -88,6 +89,7 @@ class WebState:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.frames_cache = folder / FRAMES_FOLDER
+        self.records = ParsedRecords()
         self._keys: SessionKeys | None = None
         self._lock = threading.Lock()
 

@@ -36,7 +36,7 @@ from playproof.service.problems import Problem
 from playproof.service.proofs.services import proof_document
 from playproof.service.runs.models import Run, RunStatus
 from playproof.service.runs.routes import read_bounded_body
-from playproof.service.runs.services import get_run, signed_record, stored_report
+from playproof.service.runs.services import get_run, stored_report
 from playproof.service.state import read_session, service_state
 from playproof.service.web.frames import (
     FrameIndex,
@@ -211,7 +211,7 @@ def run_page(
 ) -> Response:
     """The proof card of one run, with the page ``page`` of its decisions (and actions)."""
     run = _readable_run(session, run_id, viewer)
-    record = signed_record(run)
+    record = web_state(request).records.record(run)
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
     shown = decisions_shown(len(record.decisions), page)  # a 404 past the last page
@@ -275,9 +275,13 @@ def proof_download(
     )
 
 
-def _replayed_record(run: Run) -> RunRecord:
-    """The run's record, or a 409 when it is unreadable or was not verified by replay."""
-    record = signed_record(run)
+async def _replayed_record(request: Request, run: Run) -> RunRecord:
+    """The run's record, or a 409 when it is unreadable or was not verified by replay.
+
+    Parsed on a worker thread (a record near the upload limit takes a third of a
+    second), at most once while it stays in the pages' record cache.
+    """
+    record = await run_in_threadpool(web_state(request).records.record, run)
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
     mode = record.target.verification_mode
@@ -325,7 +329,7 @@ async def _refusal(request: Request, problem: Problem) -> Response:
 
 
 async def _frames_of(request: Request, session: Session, run: Run) -> Any:
-    record = _replayed_record(run)
+    record = await _replayed_record(request, run)
     why = _why_not_drawn(run)
     if why is not None:
         raise Problem(409, "no-replay-frames", why)
@@ -373,7 +377,7 @@ async def replay_page(
             "replay.html",
             viewer,
             run=run,
-            record=_replayed_record(run),
+            record=await _replayed_record(request, run),
             index=None,
             not_drawn=why,
             failed=_failed_checks(run),
