@@ -271,3 +271,22 @@ def test_a_folder_where_a_stored_verification_goes_does_not_stop_the_report(
     assert not collected.rejected
     assert blocked.is_dir()
     assert not [p for p in runs.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_records_of_another_spec_are_rejected_from_the_report(
+    played: tuple[Path, SigningKey],
+) -> None:
+    # A rerun with a changed spec writes matrix.spec.json first; killed before it
+    # replays anything, the folder holds records of the old configuration.
+    runs, key = played
+    changed = parse_spec(SPEC.replace("max_turns = 8", "max_turns = 9").replace("0, 1", "0"))
+    (runs / SPEC_FILE).write_text(changed.model_dump_json(by_alias=True, indent=2))
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    assert collected.cells == []
+    reasons = {r.file: r.reasons for r in collected.rejected}
+    assert "another configuration" in reasons[_cell("0")][0]
+    assert "not a cell of" in reasons[_cell("1")][0]
+    assert collected.missing == []
+    # The records themselves are kept: the old spec reports them again.
+    (runs / SPEC_FILE).write_text(parse_spec(SPEC).model_dump_json(by_alias=True, indent=2))
+    assert len(collect(runs, [key.verifying_key], executor="serial").cells) == 2

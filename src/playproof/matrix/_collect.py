@@ -9,8 +9,9 @@ file, and whoever hands over a folder writes what is in it, so a stored
 verification this user's own replays did not write (another machine's, or
 an edited one) is replayed again. Replays are stored that way for the next
 report. A record that fails any check, is no matrix
-record, or sits under another cell's file name is rejected with its reasons;
-nothing is dropped silently.
+record, sits under another cell's file name, or (when the folder keeps the
+spec it was last run with) is no cell of that spec or was made under another
+configuration is rejected with its reasons; nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ from playproof.core.report import VerificationReport
 from playproof.errors import FormatError, RunError
 from playproof.matrix._executor import open_executor
 from playproof.matrix._spec import MAX_SPEC_BYTES, Cell, MatrixSpec
-from playproof.matrix._store import RECORD_SUFFIX, SPEC_FILE, cell_of, write_atomic
+from playproof.matrix._store import (
+    CONFIG_OPTION,
+    RECORD_SUFFIX,
+    SPEC_FILE,
+    cell_of,
+    write_atomic,
+)
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, record_digest, verify_envelope
 
 __all__ = [
@@ -179,6 +186,25 @@ def _stored(path: Path, digest: str, key: bytes | None) -> VerificationReport | 
     return stored.report if stored.record_digest == digest else None
 
 
+def _spec_problem(spec: MatrixSpec, named: set[str], cell: Cell, record: RunRecord) -> str | None:
+    """Why a record does not belong to the spec the folder was last run with (None: it does).
+
+    A rerun with a changed spec replaces the records it replays, but one it has
+    not reached yet (killed, or a cell that failed) or one the new spec no longer
+    names is still in the folder: it must not be scored as the new spec's.
+    """
+    if cell.id not in named:
+        return f"not a cell of the spec in {SPEC_FILE} (left by a run with another spec)"
+    settings = record.provenance.settings
+    made_under = settings.options.get(CONFIG_OPTION) if settings is not None else None
+    if made_under != spec.config_digest(spec.profile(cell.agent)):
+        return (
+            f"made under another configuration of agent {cell.agent} than the spec in "
+            f"{SPEC_FILE} (rerun the matrix to replay it)"
+        )
+    return None
+
+
 def _replay(record: RunRecord, worker: bool | None) -> VerificationReport:
     return verify_record(record, worker=worker)
 
@@ -200,6 +226,8 @@ def collect(
 ) -> Collected:
     """Verify every record in ``folder`` (see the module docstring)."""
     files = _record_files(folder)
+    spec = _stored_spec(folder)
+    named = {c.id for c in spec.cells()} if spec is not None else set()
     key = cache_key()
     pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
     cells: list[VerifiedCell] = []
@@ -226,6 +254,11 @@ def collect(
                     Rejected(path.name, (f"the record is cell {cell.id}, not this file's cell",))
                 )
                 continue
+            if spec is not None:
+                problem = _spec_problem(spec, named, cell, record)
+                if problem is not None:
+                    rejected.append(Rejected(path.name, (problem,)))
+                    continue
             digest = record_digest(record)
             sidecar = path.with_name(f"{cell.id}{VERIFICATION_SUFFIX}")
             report = _stored(sidecar, digest, key) if trust_stored else None
@@ -259,7 +292,6 @@ def collect(
                 rejected.append(Rejected(path.name, _reasons(report)))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    spec = _stored_spec(folder)
     missing: list[str] = []
     if spec is not None:
         present = {c.cell.id for c in cells} | {
