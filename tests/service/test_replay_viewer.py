@@ -211,3 +211,51 @@ def test_the_record_cache_is_bounded_by_envelope_bytes() -> None:
     small = ParsedRecords(limit=10)
     assert small.record(runs[1]) is not None
     assert small.kept_bytes == 0  # over the bound alone: parsed, not kept
+
+
+def test_the_viewer_reads_and_parses_records_off_the_event_loop(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A record near the upload limit takes a third of a second to load and parse: never
+    on the loop, where it would hold every other request up."""
+    import asyncio
+
+    from playproof.service.web import records as records_module
+    from playproof.service.web import routes as routes_module
+
+    on_loop: list[str] = []
+
+    def noting(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                asyncio.get_running_loop()
+                on_loop.append(name)
+            except RuntimeError:
+                pass
+            return real(*args, **kwargs)
+
+        return call
+
+    token = service.owner("alice", (signer.verifying_key,))
+    verified = service.upload_verified(signer, record_2048, token)
+    rejected = service.upload(
+        playproof.sign_record(_rejected(record_2048), signer).to_bytes(), token
+    )
+    assert service.verdict(rejected.json()["id"])["status"] == "rejected"
+    monkeypatch.setattr(routes_module, "get_run", noting("get_run", routes_module.get_run))
+    monkeypatch.setattr(
+        records_module, "signed_record", noting("signed_record", records_module.signed_record)
+    )
+    monkeypatch.setattr(
+        routes_module, "stored_report", noting("stored_report", routes_module.stored_report)
+    )
+    for path in (
+        f"/runs/{verified}/replay",
+        f"/runs/{verified}/frames/2",
+        f"/runs/{rejected.json()['id']}/replay",
+    ):
+        assert service.client.get(path).status_code == 200
+    assert on_loop == []

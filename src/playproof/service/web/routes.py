@@ -369,9 +369,10 @@ async def replay_page(
     A run that is not verified gets the page without frames: why, and the
     verdict's failed checks (drawing a rejected run's frames is not paid for).
     """
-    run = _readable_run(session, run_id, viewer)
+    run = await run_in_threadpool(_readable_run, session, run_id, viewer)
     why = _why_not_drawn(run)
     if why is not None:
+        failed = await run_in_threadpool(_failed_checks, run)
         return render(
             request,
             "replay.html",
@@ -380,7 +381,7 @@ async def replay_page(
             record=await _replayed_record(request, run),
             index=None,
             not_drawn=why,
-            failed=_failed_checks(run),
+            failed=failed,
         )
     try:
         record, index = await _frames_of(request, session, run)
@@ -414,7 +415,7 @@ async def frame_file(
     run_id: str, turn: int, request: Request, session: ReadSession, viewer: ViewerDep
 ) -> Response:
     """One regenerated frame: a PNG for emulator targets, text for text games."""
-    run = _readable_run(session, run_id, viewer)
+    run = await run_in_threadpool(_readable_run, session, run_id, viewer)
     try:
         _record, index = await _frames_of(request, session, run)
         if not 0 <= turn <= index.turns:
