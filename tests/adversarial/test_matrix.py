@@ -290,3 +290,20 @@ def test_records_of_another_spec_are_rejected_from_the_report(
     # The records themselves are kept: the old spec reports them again.
     (runs / SPEC_FILE).write_text(parse_spec(SPEC).model_dump_json(by_alias=True, indent=2))
     assert len(collect(runs, [key.verifying_key], executor="serial").cells) == 2
+
+
+def test_a_planted_link_at_a_temporary_name_is_not_written_through(tmp_path: Path) -> None:
+    # Temporary names are predictable (the writer's process id): a folder handed
+    # over with links at those names must not make a write land elsewhere.
+    spec = parse_spec(SPEC)
+    runs, victim = tmp_path / "runs", tmp_path / "victim.txt"
+    runs.mkdir()
+    victim.write_text("keep me")
+    for cell in spec.cells():
+        (runs / f".{record_path(runs, cell).name}.{os.getpid()}.tmp").symlink_to(victim)
+    outcome = run_matrix(spec, runs, SigningKey.generate(), build_agent, executor="serial")
+    assert outcome.played == 2
+    assert victim.read_text() == "keep me"
+    for cell in spec.cells():
+        assert not record_path(runs, cell).is_symlink()
+        assert json.loads(record_path(runs, cell).read_bytes())["payloadType"]

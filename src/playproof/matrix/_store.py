@@ -47,10 +47,18 @@ def record_path(folder: Path, cell: Cell) -> Path:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one."""
+    """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one.
+
+    The temporary name is predictable, so whatever already has it (a link
+    planted in a folder someone handed over, a file of a dead writer) is
+    removed and the file is created afresh, never written through a link.
+    """
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temporary, flags, 0o644)
         try:
             view = memoryview(data)
             while view:
