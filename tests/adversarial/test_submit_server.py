@@ -130,13 +130,17 @@ def test_a_hostile_service_answer_is_a_typed_error(
     assert "verified" not in done.output
 
 
+def _submit(case: str, record: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("PP_TOKEN", "t")
+    with _serving(case) as url:
+        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN"]
+        return CliRunner().invoke(app, args)
+
+
 def test_a_gzip_bomb_is_refused_while_it_is_decoded(
     record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PP_TOKEN", "t")
-    with _serving("gzip bomb") as url:
-        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN"]
-        done = CliRunner().invoke(app, args)
+    done = _submit("gzip bomb", record, monkeypatch)
     assert isinstance(done.exception, ServiceError), done.output
     # Stopped by the bounded decoder, not after the HTTP library inflated a chunk.
     assert "over the 1048576-byte cap once gzip-decoded" in str(done.exception)
@@ -145,9 +149,6 @@ def test_a_gzip_bomb_is_refused_while_it_is_decoded(
 def test_a_gzip_answer_within_the_cap_is_read(
     record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PP_TOKEN", "t")
-    with _serving("gzip verified") as url:
-        args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN"]
-        done = CliRunner().invoke(app, args)
+    done = _submit("gzip verified", record, monkeypatch)
     assert done.exit_code == 0, done.output
     assert "verified" in done.output
