@@ -307,3 +307,29 @@ def test_a_planted_link_at_a_temporary_name_is_not_written_through(tmp_path: Pat
     for cell in spec.cells():
         assert not record_path(runs, cell).is_symlink()
         assert json.loads(record_path(runs, cell).read_bytes())["payloadType"]
+
+
+def test_a_report_folder_the_records_folder_links_elsewhere_is_not_written_through(
+    played: tuple[Path, SigningKey], tmp_path: Path
+) -> None:
+    runs, key = played
+    key.verifying_key.save(tmp_path / "k.pub.pem")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (runs / "report").symlink_to(elsewhere)
+    command = [*EXE, "matrix", "report", "runs", "--key", "k.pub.pem", "--executor", "serial"]
+    linked = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert linked.returncode == 3
+    assert "is a link" in linked.stderr
+    assert "--out" in linked.stderr
+    assert list(elsewhere.iterdir()) == []
+    (runs / "report").unlink()
+    (runs / "report").write_text("a file where the report folder goes")
+    blocked = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert blocked.returncode == 3
+    assert "cannot write the report" in blocked.stderr
+    assert "internal error" not in blocked.stderr

@@ -29,7 +29,7 @@ from playproof.cli._app import (
 )
 from playproof.cli._files import DEFAULT_KEY_DIR, check_key_dir, trusted_keys
 from playproof.cli._output import console, errors, line, progress_bar, say_error, styled
-from playproof.errors import SigningKeyError
+from playproof.errors import FormatError, SigningKeyError
 from playproof.exec import resolve_target
 from playproof.matrix import (
     AgentProfile,
@@ -191,6 +191,11 @@ def report(
         )
     quiet = _wants_json(json_output)
     target = out if out is not None else folder / "report"
+    if out is None and target.is_symlink():
+        # Whoever handed over DIR chose where that link points: never write through it.
+        raise FormatError(
+            f"{target} is a link, not a folder of DIR; give the report folder as --out"
+        )
     progress = progress_bar(quiet, transient=True, status=False)
     task = progress.add_task("replaying records", total=None)
     with progress:

@@ -11,6 +11,7 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
+from playproof.errors import RunError
 from playproof.matrix._plots import cost_svg, frontier_svg, scores_svg
 from playproof.matrix._report import MatrixReport
 from playproof.matrix._store import write_atomic
@@ -174,8 +175,10 @@ def render_html(report: MatrixReport, plots: dict[str, str]) -> str:
 
 
 def write_report(report: MatrixReport, folder: Path) -> list[Path]:
-    """Write report.json, the SVG plots, report.md and report.html into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write report.json, the SVG plots, report.md and report.html into ``folder``.
+
+    A folder that cannot be made or written (a file in its place) is a RunError.
+    """
     plots = {file: draw(report) for file, (_, draw) in PLOTS.items()}
     written = []
     documents = {
@@ -184,8 +187,12 @@ def write_report(report: MatrixReport, folder: Path) -> list[Path]:
         "report.md": render_markdown(report),
         "report.html": render_html(report, plots),
     }
-    for name, text in documents.items():
-        path = folder / name
-        write_atomic(path, text.encode("utf-8"))
-        written.append(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in documents.items():
+            path = folder / name
+            write_atomic(path, text.encode("utf-8"))
+            written.append(path)
+    except OSError as exc:
+        raise RunError(f"cannot write the report into {folder}: {exc.strerror or exc}") from exc
     return written
