@@ -416,3 +416,47 @@ def test_a_saved_ledger_needs_its_file() -> None:
     saved_elsewhere = campaign(Walker(), None, segments=1).ledger
     with pytest.raises(RunError, match="pass that file as ledger"):
         campaign(Walker(), None, segments=1, saved=saved_elsewhere, ledger_key=KEY)
+
+
+def test_a_second_campaign_on_a_ledger_in_use_is_refused(tmp_path: Path) -> None:
+    """Two campaigns saving one ledger would overwrite each other's segments."""
+    from playproof.errors import LedgerError
+
+    path = tmp_path / "ledger.json"
+    campaign(Walker(), path, segments=1)
+    config = EpisodeConfig(max_turns=30, history=3)
+    started, go = asyncio.Event(), asyncio.Event()
+
+    class Held(Walker):
+        """Waits at its first decision until the second campaign has been turned away."""
+
+        async def act(
+            self,
+            observation: Observation,
+            history: Sequence[HistoryEntry],
+            context: DecisionContext,
+        ) -> Action:
+            if not started.is_set():
+                started.set()
+                await go.wait()
+            return await super().act(observation, history, context)
+
+    def start(driver: Walker) -> Any:
+        return run_campaign(
+            ToyGame(), CONTRACT, driver, config, segment_turns=7, ledger=path, ledger_key=KEY
+        )
+
+    async def both() -> Any:
+        first = asyncio.create_task(start(Held()))
+        await started.wait()
+        try:
+            with pytest.raises(LedgerError, match="another campaign"):
+                await start(Walker())
+        finally:
+            go.set()
+        return await first
+
+    assert asyncio.run(both()).status == "finished"
+    assert load_ledger(path, KEY.verifying_key).finished
+    # Once the first campaign is done the ledger is free again.
+    assert campaign(Walker(), path).status == "finished"

@@ -18,12 +18,15 @@ decisions already taken and mark the segment interrupted.
 A campaign with a ledger file needs the campaign's key (``ledger_key``, a
 ``playproof.sign.SigningKey`` or anything with its ``key_id``, ``sign`` and
 ``verifying_key``): every save is signed with it, and a resume refuses a ledger
-that this key did not sign or that was changed since.
+that this key did not sign or that was changed since. While it plays it holds
+the ledger's lock (see ``hold_ledger``): a second campaign on the same file is
+refused rather than left to overwrite the first one's segments.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,7 @@ from playproof.engine._ledger import (
     LedgerSigner,
     SegmentStatus,
     SteeringEntry,
+    hold_ledger,
     inputs_digest,
     ledger_content_problems,
     ledger_structure_problems,
@@ -355,7 +359,11 @@ async def run_campaign(
     campaign = _Campaign(loop, segment_turns, ledger, ledger_key, max(recent, 0))
     reports: list[SegmentReport] = []
     status: Literal["finished", "paused", "interrupted"] = "paused"
+    held = contextlib.ExitStack()
     try:
+        if ledger is not None:
+            # One campaign at a time: two saving one file would overwrite each other's segments.
+            held.enter_context(hold_ledger(ledger))
         if saved is None and ledger is not None and ledger_key is not None and ledger.exists():
             saved = load_ledger(ledger, ledger_key.verifying_key, consistent=False)
         if saved is not None:
@@ -402,7 +410,10 @@ async def run_campaign(
             if status == "interrupted":
                 break
     finally:
-        await close_driver(driver)
+        try:
+            await close_driver(driver)
+        finally:
+            held.close()
     final = campaign.ledger()
     if campaign.stop is None:
         return CampaignResult(status, final, None, tuple(reports))

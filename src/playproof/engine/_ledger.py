@@ -37,6 +37,7 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -78,6 +79,7 @@ __all__ = [
     "Steer",
     "SteeringEntry",
     "inputs_digest",
+    "hold_ledger",
     "ledger_body",
     "ledger_content_problems",
     "ledger_problems",
@@ -345,8 +347,14 @@ def inputs_digest(inputs: Sequence[str]) -> str:
 
 
 def _temporary_pattern(path: Path) -> re.Pattern[str]:
-    """The names of ``path``'s temporary files (and of no other file)."""
-    return re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{{2 * _TEMPORARY_TOKEN_BYTES}}}\.tmp")
+    """The names of ``path``'s temporary files and its lock file (and of no other file)."""
+    token = rf"[0-9a-f]{{{2 * _TEMPORARY_TOKEN_BYTES}}}\.tmp"
+    return re.compile(rf"\.{re.escape(path.name)}\.(?:{token}|lock)")
+
+
+def _lock_path(path: Path) -> Path:
+    """The lock file of the ledger ``path`` (see :func:`hold_ledger`)."""
+    return path.with_name(f".{path.name}.lock")
 
 
 def _same_file(fd: int, path: Path) -> bool:
@@ -364,7 +372,8 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
 
     Only names :func:`save_ledger` gives ``path``'s temporary files are
     considered, and a file whose save is still running (it holds a lock on it)
-    is left alone.
+    is left alone; so is the lock file of a campaign still playing (see
+    :func:`hold_ledger`), while one a killed campaign left goes.
     """
     pattern = _temporary_pattern(path)
     removed: list[Path] = []
@@ -415,6 +424,63 @@ def _open_temporary(path: Path) -> tuple[Path, int]:
             "is another process saving or cleaning the same ledger?"
         ],
     )
+
+
+@contextlib.contextmanager
+def hold_ledger(path: Path) -> Iterator[Path]:
+    """Hold the lock that lets one campaign at a time play from ``path``; yield the lock file.
+
+    The lock is an exclusive ``flock`` on ``.<ledger name>.lock`` next to the
+    ledger (the ledger itself is replaced at every save, so it cannot carry
+    one). It is released, and the file removed, when the block ends; the lock
+    of a killed campaign ends with its process, and its file is removed by the
+    next save or load of the ledger. Another holder is a LedgerError.
+    """
+    lock = _lock_path(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LedgerError(str(path), [f"cannot make its folder: {exc.strerror or exc}"]) from exc
+    for _ in range(_TEMPORARY_ATTEMPTS):
+        try:
+            fd = os.open(lock, flags, 0o666)
+        except OSError as exc:
+            raise LedgerError(
+                str(path), [f"cannot open its lock file {lock.name}: {exc.strerror or exc}"]
+            ) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise LedgerError(str(path), [f"its lock file {lock.name} is not a regular file"])
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LedgerError(
+                str(path),
+                [
+                    f"another campaign is playing from it (it holds {lock.name}): two "
+                    "campaigns saving one ledger would overwrite each other's segments; "
+                    "let that one pause or finish, then resume"
+                ],
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # A clean-up may have removed a stale lock file between the open and the lock.
+        if _same_file(fd, lock):
+            break
+        os.close(fd)
+    else:
+        raise LedgerError(str(path), [f"could not keep its lock file {lock.name}"])
+    try:
+        yield lock
+    finally:
+        try:
+            if _same_file(fd, lock):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(lock)
+        finally:
+            os.close(fd)
 
 
 def ledger_body(ledger: Ledger) -> bytes:
