@@ -6,13 +6,15 @@ raised as :class:`Problem`; the handlers here only render it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 __all__ = ["PROBLEM_MEDIA_TYPE", "Problem", "ProblemDocument", "install_problem_handlers"]
@@ -109,11 +111,36 @@ async def _on_http(_request: Request, exc: Exception) -> JSONResponse:
     return Problem(exc.status_code, kind, str(exc.detail), exc.headers).response()
 
 
+UNSTORABLE = (
+    "the request holds a value the database cannot store or look up "
+    "(a NUL character in a text, or a number out of range)"
+)
+
+
+async def _on_unstorable(request: Request, exc: Exception) -> Response:
+    """A value PostgreSQL refuses (a NUL in a text, a number past its column): a 422.
+
+    Answered through whatever handles a Problem now, so a web page's path gets a page.
+    """
+    assert isinstance(exc, DataError)
+    handler = request.app.exception_handlers[Problem]
+    answer = handler(request, Problem(422, "unstorable-value", UNSTORABLE))
+    if inspect.isawaitable(answer):
+        answer = await answer
+    assert isinstance(answer, Response)
+    return answer
+
+
 def install_problem_handlers(app: FastAPI) -> None:
-    """Render refusals, validation errors and routing errors as problem documents."""
+    """Render refusals, validation errors and routing errors as problem documents.
+
+    A value the database refuses (SQLAlchemy's ``DataError``) is the request's
+    fault, never a 500: a 422 naming it.
+    """
     app.add_exception_handler(Problem, _on_problem)
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(DataError, _on_unstorable)
 
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

@@ -29,8 +29,13 @@ AGENT_CHARS = 769
 
 
 def agent_of(record: RunRecord) -> str:
-    """The agent a board shows and sorts by: the record's actor as ``KIND:ID``."""
-    return f"{record.actor.kind}:{record.actor.id}"
+    """The agent a board shows and sorts by: the record's actor as ``KIND:ID``.
+
+    A NUL character (valid in a record, refused by PostgreSQL in a text column)
+    is shown as U+FFFD, so the same record is stored alike on either database;
+    the record itself keeps the actor as signed.
+    """
+    return f"{record.actor.kind}:{record.actor.id}".replace("\x00", "\ufffd")
 
 
 class RunStatus(StrEnum):
