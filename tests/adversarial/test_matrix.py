@@ -333,3 +333,14 @@ def test_a_report_folder_the_records_folder_links_elsewhere_is_not_written_throu
     assert blocked.returncode == 3
     assert "cannot write the report" in blocked.stderr
     assert "internal error" not in blocked.stderr
+
+
+def test_a_temporary_name_with_an_impossible_process_id_does_not_stop_a_run(
+    played: tuple[Path, SigningKey],
+) -> None:
+    runs, key = played
+    stale = runs / f".{_cell('0')}.{'9' * 30}.tmp"
+    stale.write_bytes(b"{")
+    outcome = run_matrix(parse_spec(SPEC), runs, key, build_agent, executor="serial")
+    assert outcome.skipped == 2
+    assert not stale.exists()  # no process can have that id: its writer is gone

@@ -89,7 +89,7 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no process has it, or none can
         return False
     except OSError:
         return True
