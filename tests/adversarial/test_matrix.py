@@ -344,3 +344,20 @@ def test_a_temporary_name_with_an_impossible_process_id_does_not_stop_a_run(
     outcome = run_matrix(parse_spec(SPEC), runs, key, build_agent, executor="serial")
     assert outcome.skipped == 2
     assert not stale.exists()  # no process can have that id: its writer is gone
+
+
+def test_a_matrix_folder_that_cannot_be_used_is_a_run_error_before_any_cell(
+    tmp_path: Path,
+) -> None:
+    from playproof.errors import RunError
+
+    spec, key = parse_spec(SPEC), SigningKey.generate()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    with pytest.raises(RunError, match=r"cannot use .* as the matrix folder"):
+        run_matrix(spec, a_file, key, build_agent, executor="serial")
+    runs = tmp_path / "runs"
+    (runs / SPEC_FILE).mkdir(parents=True)
+    with pytest.raises(RunError, match=rf"cannot write .*{SPEC_FILE}"):
+        run_matrix(spec, runs, key, build_agent, executor="serial")
+    assert sorted(p.name for p in runs.iterdir()) == [SPEC_FILE]

@@ -205,9 +205,17 @@ def _run(
     in_pool: bool,
     on_cell: Callable[[CellEvent], None] | None,
 ) -> MatrixOutcome:
-    folder.mkdir(parents=True, exist_ok=True)
+    # Checked before any cell is played: a record that cannot be kept is money lost.
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"cannot use {folder} as the matrix folder: {exc.strerror or exc}") from exc
     remove_stale_temporaries(folder)
-    write_atomic(folder / SPEC_FILE, spec.model_dump_json(by_alias=True, indent=2).encode())
+    kept = folder / SPEC_FILE
+    try:
+        write_atomic(kept, spec.model_dump_json(by_alias=True, indent=2).encode())
+    except OSError as exc:
+        raise RunError(f"cannot write {kept}: {exc.strerror or exc}") from exc
     cells = spec.cells()
     outcome = MatrixOutcome(total=len(cells))
 
