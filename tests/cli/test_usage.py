@@ -77,6 +77,27 @@ def test_usage_errors_are_one_line_and_exit_2_without_click(
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (("keygen", "--key-dir", "{file}"), "File exists"),
+        (("task", "init", "{file}/sub"), "Not a directory"),
+    ],
+)
+def test_a_path_that_cannot_be_used_is_a_one_line_error_naming_it(
+    tmp_path: Path, args: tuple[str, ...], reason: str
+) -> None:
+    """A file where a folder goes is the user's path, not an internal error."""
+    (tmp_path / "afile").write_text("")
+    given = [arg.format(file=tmp_path / "afile") for arg in args]
+    result = cli(*given, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    line = one_line(result.stderr)
+    assert line.startswith("error: cannot use ")
+    assert str(tmp_path / "afile") in line
+    assert reason in line
+
+
 def test_a_bare_command_group_shows_its_help_and_exits_2(tmp_path: Path) -> None:
     result = cli("corpus", cwd=tmp_path, exe=[sys.executable, "-c", NO_CLICK])
     assert result.returncode == 2

@@ -823,6 +823,10 @@ def main() -> None:
     except Exception as exc:  # command-line usage errors and the unexpected
         if debug:
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # A path given that cannot be used (a file where a folder goes, no permission).
+            say_error("error", f"cannot use {exc.filename}: {exc.strerror or exc}")
+            raise SystemExit(EXIT_ERROR) from None
         if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
             errors.print(data(str(exc)), soft_wrap=True)
             raise SystemExit(EXIT_USAGE) from None
