@@ -12,6 +12,8 @@ from playproof.cli._matrix import build_agent
 from playproof.errors import NotSupportedError
 from playproof.matrix import (
     SPEC_FILE,
+    AgentProfile,
+    CellAgent,
     StoredVerification,
     collect,
     parse_spec,
@@ -19,6 +21,7 @@ from playproof.matrix import (
     run_matrix,
 )
 from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, record_digest
+from playproof.targets import Target
 
 EXE = [sys.executable, "-c", "from playproof.cli import main; main()"]
 
@@ -360,4 +363,32 @@ def test_a_matrix_folder_that_cannot_be_used_is_a_run_error_before_any_cell(
     (runs / SPEC_FILE).mkdir(parents=True)
     with pytest.raises(RunError, match=rf"cannot write .*{SPEC_FILE}"):
         run_matrix(spec, runs, key, build_agent, executor="serial")
-    assert sorted(p.name for p in runs.iterdir()) == [SPEC_FILE]
+    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == [SPEC_FILE]
+
+
+def test_a_second_run_on_a_folder_in_use_is_refused(tmp_path: Path) -> None:
+    """Two runs on one folder would play (and pay for) the same cells twice."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from playproof.errors import RunError
+
+    spec, key, runs = parse_spec(SPEC), SigningKey.generate(), tmp_path / "runs"
+    started, go = threading.Event(), threading.Event()
+
+    def held(profile: AgentProfile, target: Target, agent_seed: int) -> CellAgent:
+        started.set()
+        go.wait()
+        return build_agent(profile, target, agent_seed)
+
+    with ThreadPoolExecutor(1) as threads:
+        first = threads.submit(run_matrix, spec, runs, key, held, executor="serial")
+        started.wait()
+        try:
+            with pytest.raises(RunError, match="another matrix run"):
+                run_matrix(spec, runs, key, build_agent, executor="serial")
+        finally:
+            go.set()
+        assert first.result().played == 2
+    # Once the first run is over the folder is free again.
+    assert run_matrix(spec, runs, key, build_agent, executor="serial").skipped == 2

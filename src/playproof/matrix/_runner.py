@@ -38,6 +38,7 @@ from playproof.matrix._store import (
     REPETITION_OPTION,
     SPEC_FILE,
     finished_record,
+    hold_folder,
     record_path,
     remove_stale_temporaries,
     write_atomic,
@@ -210,6 +211,20 @@ def _run(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RunError(f"cannot use {folder} as the matrix folder: {exc.strerror or exc}") from exc
+    with hold_folder(folder):
+        return _run_held(spec, folder, key, build, pool, workers, in_pool, on_cell)
+
+
+def _run_held(
+    spec: MatrixSpec,
+    folder: Path,
+    key: SigningKey,
+    build: AgentBuilder,
+    pool: Executor,
+    workers: int,
+    in_pool: bool,
+    on_cell: Callable[[CellEvent], None] | None,
+) -> MatrixOutcome:
     remove_stale_temporaries(folder)
     kept = folder / SPEC_FILE
     try:

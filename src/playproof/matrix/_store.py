@@ -11,23 +11,28 @@ was renamed, or made under another configuration, is recognised.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from playproof._bounded import read_bounded
 from playproof.core.record import RunRecord
-from playproof.errors import FormatError
+from playproof.errors import FormatError, RunError
 from playproof.matrix._spec import Cell, MatrixSpec
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey, verify_envelope
 
 __all__ = [
     "CONFIG_OPTION",
+    "LOCK_FILE",
     "PROFILE_OPTION",
     "RECORD_SUFFIX",
     "REPETITION_OPTION",
     "SPEC_FILE",
     "cell_of",
     "finished_record",
+    "hold_folder",
     "record_path",
     "remove_stale_temporaries",
     "write_atomic",
@@ -39,6 +44,8 @@ SPEC_FILE = "matrix.spec.json"
 PROFILE_OPTION = "matrix_agent"
 REPETITION_OPTION = "matrix_repetition"
 CONFIG_OPTION = "matrix_config"
+LOCK_FILE = ".matrix.lock"
+"""Held (``flock``) by the run playing into the folder (see :func:`hold_folder`)."""
 
 
 def record_path(folder: Path, cell: Cell) -> Path:
@@ -71,6 +78,36 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+@contextlib.contextmanager
+def hold_folder(folder: Path) -> Iterator[Path]:
+    """Hold the lock that lets one run at a time play into ``folder``; yield the lock file.
+
+    An exclusive ``flock`` on ``<folder>/.matrix.lock``, released when the
+    block ends or the process dies (the file stays; only the lock matters).
+    Another run holding it is a RunError: two runs on one folder would play,
+    and pay for, the same cells twice.
+    """
+    lock = folder / LOCK_FILE
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(lock, flags, 0o644)
+    except OSError as exc:
+        raise RunError(f"cannot open the matrix's lock file {lock}: {exc.strerror or exc}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RunError(f"the matrix's lock file {lock} is not a regular file")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunError(
+                f"another matrix run is playing into {folder}; let it finish, then rerun "
+                "to resume (two runs would play the same cells twice)"
+            ) from None
+        yield lock
+    finally:
+        os.close(fd)
 
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
