@@ -359,3 +359,48 @@ def test_playproof_task_commands_use_the_channel_of_a_served_task(served: Served
     graded = runner.invoke(app, ["task", "run-tests", "--task", str(served.task)])
     assert graded.exit_code == 0, graded.output
     assert "8 of 8 pass; reward +8" in graded.output
+
+
+def _exchange(path: Path, data: bytes) -> bytes:
+    """Send ``data`` on the task socket at ``path`` and read until the grader closes."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as channel:
+        channel.settimeout(30)
+        channel.connect(str(path))
+        channel.sendall(data)
+        channel.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := channel.recv(65536):
+            reply += chunk
+    return reply
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" * 3000 + b"\n",
+        b'{"format": 1, "op": "progress", "filter": {"deeper": ' + b"[" * 3000 + b"\n",
+        b'{"format": 1, "op": "progress", "op": "run-tests"}\n',
+        b'{"format": NaN, "op": "progress"}\n',
+    ],
+    ids=["deep-array", "deep-object", "repeated-key", "nan"],
+)
+def test_a_hostile_json_request_is_refused_and_the_grader_keeps_serving(
+    tmp_path: Path, data: bytes
+) -> None:
+    server = ServedTask(tmp_path, os.geteuid())
+    server.open()
+    stop = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        refused = json.loads(_exchange(server.path, data))
+        assert not refused["ok"]
+        assert "report" not in refused
+        assert refused["error"].startswith("not a request: "), refused
+        # The grader still answers the next request (this folder holds no task: a refusal).
+        after = json.loads(_exchange(server.path, b'{"format": 1, "op": "progress"}\n'))
+        assert (after["op"], after["ok"]) == ("progress", False), after
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        server.close()

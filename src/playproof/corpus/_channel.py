@@ -30,7 +30,6 @@ untrusted (reward 0).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import struct
@@ -42,6 +41,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof.core.canonical import parse_json
 from playproof.corpus._hiding import answers_files
 from playproof.corpus._jail import JailLimits, JailSpec, bubblewrap_command, bubblewrap_usable
 from playproof.corpus._runtime import reference_paths
@@ -61,7 +61,7 @@ from playproof.corpus.task_client import (
     MAX_REQUEST_BYTES,
     SOCKET_NAME,
 )
-from playproof.errors import NotSupportedError, PlayproofError, RunError
+from playproof.errors import FormatError, NotSupportedError, PlayproofError, RunError
 
 __all__ = [
     "CLIENT_NAME",
@@ -368,10 +368,15 @@ class ServedTask:
             if len(data) > MAX_REQUEST_BYTES:
                 raise ValueError(f"a request is one line of at most {MAX_REQUEST_BYTES} bytes")
         try:
-            parsed = json.loads(bytes(data).split(b"\n", 1)[0].decode("utf-8"))
+            text = bytes(data).split(b"\n", 1)[0].decode("utf-8")
+            # Nesting past the recursion limit, NaN and repeated keys are refused, not raised.
+            parsed = parse_json(text, limit=MAX_REQUEST_BYTES, what="the request")
             return TaskRequest.model_validate(parsed)
-        except (UnicodeDecodeError, ValueError, ValidationError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else "not JSON"
+        except (UnicodeDecodeError, FormatError, ValidationError) as exc:
+            if isinstance(exc, ValidationError):
+                first = str(exc.errors()[0]["msg"])
+            else:
+                first = str(exc)[:200] if isinstance(exc, FormatError) else "not UTF-8"
             raise ValueError(f"not a request: {first}") from None
 
     def _carry_out(self, request: TaskRequest) -> TaskReplyReport:
