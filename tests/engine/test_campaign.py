@@ -428,7 +428,7 @@ def test_a_second_campaign_on_a_ledger_in_use_is_refused(tmp_path: Path) -> None
     started, go = asyncio.Event(), asyncio.Event()
 
     class Held(Walker):
-        """Waits at its first decision until the second campaign has been turned away."""
+        """Waits in its second segment (after a save) until the second campaign was turned away."""
 
         async def act(
             self,
@@ -436,7 +436,7 @@ def test_a_second_campaign_on_a_ledger_in_use_is_refused(tmp_path: Path) -> None
             history: Sequence[HistoryEntry],
             context: DecisionContext,
         ) -> Action:
-            if not started.is_set():
+            if context.turn == 16:
                 started.set()
                 await go.wait()
             return await super().act(observation, history, context)
