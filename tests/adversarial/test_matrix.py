@@ -392,3 +392,21 @@ def test_a_second_run_on_a_folder_in_use_is_refused(tmp_path: Path) -> None:
         assert first.result().played == 2
     # Once the first run is over the folder is free again.
     assert run_matrix(spec, runs, key, build_agent, executor="serial").skipped == 2
+
+
+@pytest.mark.parametrize("damage", ["torn", "folder"])
+def test_an_unreadable_kept_spec_is_listed_not_ignored(
+    played: tuple[Path, SigningKey], damage: str
+) -> None:
+    runs, key = played
+    kept = runs / SPEC_FILE
+    if damage == "torn":
+        kept.write_bytes(kept.read_bytes()[:40])
+    else:
+        kept.unlink()
+        kept.mkdir()
+    collected = collect(runs, [key.verifying_key], executor="serial")
+    assert len(collected.cells) == 2
+    assert collected.spec is None
+    assert [r.file for r in collected.rejected] == [SPEC_FILE]
+    assert "cannot be checked" in collected.rejected[0].reasons[0]

@@ -11,7 +11,8 @@ an edited one) is replayed again. Replays are stored that way for the next
 report. A record that fails any check, is no matrix
 record, sits under another cell's file name, or (when the folder keeps the
 spec it was last run with) is no cell of that spec or was made under another
-configuration is rejected with its reasons; nothing is dropped silently.
+configuration is rejected with its reasons, and so is a kept spec that
+cannot be read; nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -128,17 +129,20 @@ def _record_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def _stored_spec(folder: Path) -> MatrixSpec | None:
+def _stored_spec(folder: Path) -> tuple[MatrixSpec | None, str | None]:
+    """The spec the folder was last run with (None without one), and why it cannot be read."""
     path = folder / SPEC_FILE
-    if not path.is_file():
-        return None
+    if not os.path.lexists(path):
+        return None, None
     try:
         raw = parse_json(
             read_bounded(path, MAX_SPEC_BYTES, "matrix spec"), limit=MAX_SPEC_BYTES, what=SPEC_FILE
         )
-        return MatrixSpec.model_validate(raw)
-    except (FormatError, ValidationError):
-        return None
+        return MatrixSpec.model_validate(raw), None
+    except FormatError as exc:
+        return None, str(exc)
+    except ValidationError as exc:
+        return None, f"{SPEC_FILE} is not a matrix spec ({exc.error_count()} problems)"
 
 
 CACHE_KEY_FILE = Path("playproof") / "matrix-verification.key"
@@ -226,12 +230,15 @@ def collect(
 ) -> Collected:
     """Verify every record in ``folder`` (see the module docstring)."""
     files = _record_files(folder)
-    spec = _stored_spec(folder)
+    spec, unreadable = _stored_spec(folder)
     named = {c.id for c in spec.cells()} if spec is not None else set()
     key = cache_key()
     pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
     cells: list[VerifiedCell] = []
     rejected: list[Rejected] = []
+    if unreadable is not None:
+        unchecked = "missing cells and the records' configurations cannot be checked"
+        rejected.append(Rejected(SPEC_FILE, (f"{unreadable}: {unchecked}",)))
     replays: dict[Future[VerificationReport], tuple[Path, Cell, RunRecord, str]] = {}
     try:
         for path in files:
