@@ -57,6 +57,9 @@ service_app.add_typer(challenge_app, name="challenge")
 
 HTTP_TIMEOUT_S = 30.0
 """How long one request to the service may take."""
+DEFAULT_MAX_CONNECTIONS = 512
+"""Connections ``serve`` holds at once by default (long polls included): well under the usual
+1,024 open files, so a flood of connections is turned away before the database's are starved."""
 MAX_RESPONSE_BYTES = 1024 * 1024
 """The largest service answer the client reads."""
 DEFAULT_WAIT_S = 600.0
@@ -118,6 +121,15 @@ def serve(
             "when the request came over HTTPS."
         ),
     ] = "127.0.0.1",
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            help="Open connections (and requests under way) the server holds at once; "
+            "past it, new requests are answered 503 at once.",
+            min=1,
+            max=100_000,
+        ),
+    ] = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Run the proof service (an embedded SQLite database is created and migrated).
 
@@ -145,6 +157,7 @@ def serve(
             log_level="info",
             proxy_headers=True,
             forwarded_allow_ips=forwarded_allow_ips,
+            limit_concurrency=max_connections,
         )
 
     if executor == ExecutorName.LOCAL:
