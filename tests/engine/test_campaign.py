@@ -460,3 +460,21 @@ def test_a_second_campaign_on_a_ledger_in_use_is_refused(tmp_path: Path) -> None
     assert load_ledger(path, KEY.verifying_key).finished
     # Once the first campaign is done the ledger is free again.
     assert campaign(Walker(), path).status == "finished"
+
+
+def test_a_ledger_read_before_another_campaign_saved_it_is_refused(tmp_path: Path) -> None:
+    """The command line reads the ledger before the campaign takes its lock: a save by
+    another campaign in between must not be overwritten from the older copy."""
+    from playproof.errors import LedgerError
+
+    path = tmp_path / "ledger.json"
+    campaign(Walker(), path, segments=1)
+    stale = load_ledger(path, KEY.verifying_key, consistent=False)
+    campaign(Walker(), path, segments=1)  # another campaign saves meanwhile
+    newer = path.read_bytes()
+    with pytest.raises(LedgerError, match="changed since it was read"):
+        campaign(Walker(), path, saved=stale)
+    assert path.read_bytes() == newer
+    # Read again, it resumes.
+    fresh = load_ledger(path, KEY.verifying_key, consistent=False)
+    assert campaign(Walker(), path, saved=fresh).status == "finished"

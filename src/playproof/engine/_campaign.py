@@ -53,6 +53,7 @@ from playproof.engine._ledger import (
     load_ledger,
     run_mismatches,
     save_ledger,
+    still_saved,
 )
 from playproof.engine._loop import DecisionLoop, EpisodeConfig, TurnReport, now
 from playproof.engine._segments import (
@@ -364,6 +365,14 @@ async def run_campaign(
         if ledger is not None:
             # One campaign at a time: two saving one file would overwrite each other's segments.
             held.enter_context(hold_ledger(ledger))
+            if saved is not None and not still_saved(ledger, saved):
+                raise LedgerError(
+                    str(ledger),
+                    [
+                        "it changed since it was read (another campaign saved it meanwhile); "
+                        "read it again to resume from its latest save"
+                    ],
+                )
         if saved is None and ledger is not None and ledger_key is not None and ledger.exists():
             saved = load_ledger(ledger, ledger_key.verifying_key, consistent=False)
         if saved is not None:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import to_json
 
 from playproof._bounded import read_bounded
 from playproof.core.canonical import canonical_strings, parse_json
@@ -89,6 +90,7 @@ __all__ = [
     "remove_stale_temporaries",
     "save_ledger",
     "signed_message",
+    "still_saved",
 ]
 
 LEDGER_SCHEMA = "playproof/ledger/v3"
@@ -120,6 +122,8 @@ _SIGNATURE_TAIL = re.compile(
 )
 _SIGNATURE_TAIL_BYTES = 200
 """Longer than the signature member a save appends (keyid, base64 signature, punctuation)."""
+_STAMP_TAIL_BYTES = 1024
+"""More than the ``updated_at`` member before the signature can take (a stamp: 64 characters)."""
 _SCHEMA_HEAD = re.compile(rb'\A\s{0,64}\{\s{0,64}"schema"\s{0,64}:\s{0,64}"([^"\\]{1,60})"')
 """The ``schema`` member a ledger file starts with (every playproof ledger starts so)."""
 _SCHEMA_HEAD_BYTES = 512
@@ -481,6 +485,35 @@ def hold_ledger(path: Path) -> Iterator[Path]:
                     os.unlink(lock)
         finally:
             os.close(fd)
+
+
+def still_saved(path: Path, ledger: Ledger) -> bool:
+    """True unless the file ``path`` was saved again after ``ledger`` was read from it.
+
+    Every save ends the file with its ``updated_at`` (a microsecond time stamp)
+    just before the signature member, so the file's last bytes tell whether a
+    later save replaced it; nothing else is read. A file gone since is no newer
+    save (nothing of it can be lost).
+    """
+    stamp = re.escape(to_json(ledger.updated_at))
+    expected = re.compile(
+        rb'"updated_at"\s{0,64}:\s{0,64}' + stamp + rb'\s{0,64},\s{0,64}"signature"'
+    )
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        start = max(size - _SIGNATURE_TAIL_BYTES - _STAMP_TAIL_BYTES, 0)
+        tail = os.pread(fd, size - start, start)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return expected.search(tail) is not None
 
 
 def ledger_body(ledger: Ledger) -> bytes:
