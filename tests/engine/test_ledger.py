@@ -313,3 +313,16 @@ def test_columns_of_different_lengths_are_refused(
     data[short].pop()
     with pytest.raises(ValidationError, match="every decision has all three"):
         LedgerDecisions.model_validate(data)
+
+
+def test_a_save_that_cannot_be_written_is_a_ledger_error(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.json"
+    result = campaign(Walker(), path, segments=1)
+
+    def block(report: object) -> None:  # a folder takes the ledger's place mid-campaign
+        path.unlink()
+        path.mkdir()
+
+    with pytest.raises(LedgerError, match="cannot save"):
+        campaign(Walker(), path, saved=result.ledger, on_segment=block)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

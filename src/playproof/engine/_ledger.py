@@ -534,8 +534,16 @@ def save_ledger(ledger: Ledger, path: Path, key: LedgerSigner) -> Path:
     """Sign ``ledger`` with ``key`` and write it to ``path`` atomically.
 
     A crash leaves the old file or the new one; temporary files of earlier
-    killed saves of ``path`` are removed first.
+    killed saves of ``path`` are removed first. A save the system refuses (a
+    full disk, a folder in the ledger's place) is a LedgerError.
     """
+    try:
+        return _save(ledger, path, key)
+    except OSError as exc:
+        raise LedgerError(str(path), [f"cannot save it: {exc.strerror or exc}"]) from exc
+
+
+def _save(ledger: Ledger, path: Path, key: LedgerSigner) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     body = ledger_body(ledger)
