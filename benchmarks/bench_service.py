@@ -431,5 +431,12 @@ def main() -> None:
             _measure("postgresql", url, signer, small, big)
 
 
+def _stop(_signum: int, _frame: object) -> None:
+    # A SIGTERM (the benchmark runner's time bound, a Ctrl-C elsewhere) unwinds like an
+    # error, so the servers and the PostgreSQL this benchmark started are stopped.
+    raise SystemExit(143)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _stop)
     main()

@@ -15,6 +15,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TIMEOUT_SECONDS = 1800
 """The longest one benchmark may run before it is stopped."""
+STOP_GRACE_SECONDS = 60
+"""How long a stopped benchmark may take to clean up before it is killed."""
 
 
 def main(names: list[str]) -> int:
@@ -26,16 +28,23 @@ def main(names: list[str]) -> int:
     for script in scripts:
         print(f"=== {script.stem} ===", flush=True)
         start = time.perf_counter()
+        process = subprocess.Popen([sys.executable, str(script)])
         try:
-            result = subprocess.run(
-                [sys.executable, str(script)], timeout=TIMEOUT_SECONDS, check=False
-            )
+            returncode = process.wait(timeout=TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
+            # SIGTERM first: the benchmark's clean-up (a database server it started, its
+            # temporary folders) runs; SIGKILL only if it does not end.
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
             print(f"{script.stem}: stopped after {TIMEOUT_SECONDS} s")
             failed += 1
             continue
-        if result.returncode != 0:
-            print(f"{script.stem}: exited with {result.returncode}")
+        if returncode != 0:
+            print(f"{script.stem}: exited with {returncode}")
             failed += 1
         print(f"({time.perf_counter() - start:.1f} s)\n", flush=True)
     return 1 if failed else 0
