@@ -137,3 +137,21 @@ def test_a_record_that_kills_every_process_is_a_typed_error(
     monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.always_die)
     with pytest.raises(RunError, match="a pool process died again"):
         verify_many([folder], [trusted], executor="local", jobs=2)
+
+
+def test_a_task_that_raises_rejects_its_record_alone(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dying_verify
+
+    from playproof.exec import _batch
+
+    trusted = VerifyingKey.load(folder.parent / f"{folder.name}.pub.pem")
+    monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.raise_for_doomed)
+    verdicts = verify_many([folder], [trusted], executor="local", jobs=2)
+    doomed = verdicts[1].report  # run-1.json: seed 1
+    assert not doomed.clean
+    failed = [c for c in doomed.checks if not c.passed]
+    assert [c.id for c in failed] == ["claims-reproduced"]
+    assert "MemoryError: no room to replay" in failed[0].reason
+    assert [v.report.clean for v in verdicts] == [True, False, True, False]

@@ -1,4 +1,4 @@
-"""A batch-verification task that ends its pool process for one chosen record.
+"""Batch-verification tasks that end their pool process (or raise) for one chosen record.
 
 ``verify_or_die`` stands in for :func:`playproof.exec._batch._verify_bytes` in
 the pool: for the record of seed 1 it ends its process (status 9) when the game
@@ -37,4 +37,12 @@ def always_die(
 ) -> VerificationReport:
     if _doomed(data):
         os._exit(9)
+    return _batch._verify_bytes(data, pems, unsigned, worker, *rest)
+
+
+def raise_for_doomed(
+    data: bytes, pems: Any, unsigned: bool, worker: Any, *rest: Any
+) -> VerificationReport:
+    if _doomed(data):
+        raise MemoryError("no room to replay")
     return _batch._verify_bytes(data, pems, unsigned, worker, *rest)

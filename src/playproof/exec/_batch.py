@@ -210,7 +210,8 @@ def _collect(
                 broken = exc
                 continue
             except Exception as exc:  # this record's failure; the others go on
-                report = _unreadable(f"verification failed: {type(exc).__name__}: {exc}"[:500])
+                why = f"not reproduced: its verification task failed ({type(exc).__name__}: {exc})"
+                report = _unreadable(why[:500], "claims-reproduced")
             verdicts[index] = BatchVerdict(files[index], report)
             del inputs[index]
             if progress is not None:
