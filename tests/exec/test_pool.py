@@ -69,3 +69,17 @@ def test_a_spec_needs_a_target_or_a_factory() -> None:
 def test_a_game_that_cannot_be_built_fails_with_its_own_error() -> None:
     with pytest.raises(TargetError, match="cannot load game factory"):
         PoolReplayer(GameSpec(factory="playproof.nowhere:make_game"), workers=1)
+
+
+def test_a_game_that_kills_its_pool_process_is_a_typed_error() -> None:
+    """A game crashing natively ends a pool process: a TargetError naming it, not a
+    BrokenProcessPool from the depths of the executor."""
+    jobs = [
+        ReplayJob(seed, ("up", "left") if seed != 2 else ("up", "crash"), False)
+        for seed in range(4)
+    ]
+    with (
+        PoolReplayer(GameSpec(factory="crashing_game:make_game"), workers=2) as pool,
+        pytest.raises(TargetError, match="a pool process died while replaying episode"),
+    ):
+        pool.replay_many(jobs, TARGET.contract)

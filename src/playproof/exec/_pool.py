@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Self
 
@@ -143,7 +144,17 @@ class PoolReplayer:
                     future.cancel()
                 raise TargetError(f"no episode finished within {EPISODE_TIMEOUT:.0f} s")
             for future in done:
-                results[futures[future]] = future.result()
+                try:
+                    results[futures[future]] = future.result()
+                except BrokenProcessPool as exc:
+                    for left in pending:
+                        left.cancel()
+                    raise TargetError(
+                        f"a pool process died while replaying episode {futures[future] + 1} "
+                        f"of {len(jobs)} (a game that crashes its process, or out of memory); "
+                        "run again with fewer workers, or with --executor serial to see "
+                        "the game's own error"
+                    ) from exc
             if self._progress is not None:
                 self._progress(len(jobs) - len(pending), len(jobs))
         return [r for r in results if r is not None]
