@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,11 @@ from playproof.corpus._channel import (
     agent_shell_command,
     prepare_served_task,
 )
+from playproof.corpus._jail import JailSpec, reserve_lanes
 from playproof.corpus._reward import load_state
 from playproof.corpus._runtime import grader_library_paths
 from playproof.corpus._task import TaskSpec, init_task, task_run_tests
+from playproof.corpus._watch import run_build
 from playproof.corpus.chip8 import candidate as chip8_candidate
 from playproof.corpus.chip8 import machine as chip8_machine
 from playproof.corpus.task_client import MAX_REQUEST_BYTES, SOCKET_NAME
@@ -404,3 +407,59 @@ def test_a_hostile_json_request_is_refused_and_the_grader_keeps_serving(
         stop.set()
         thread.join(timeout=30)
         server.close()
+
+
+SWAPPER = r"""
+import ctypes, os, sys, time
+folder, target = sys.argv[1], sys.argv[2]
+os.chdir(folder)
+os.symlink(target, "link")
+first = os.path.join("d", os.listdir("d")[0])
+owner = os.lstat(first).st_uid
+end = time.monotonic() + 60
+while os.lstat(first).st_uid == owner and time.monotonic() < end:
+    pass
+# The grader is chowning d's files one by one: swap d and the link at once (RENAME_EXCHANGE).
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b"link", -100, b"d", 2) == 0:
+    print("swapped")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="handing a folder to a jail uid needs root")
+@needs_system_python
+def test_handing_the_workspace_to_a_build_never_chowns_through_a_swapped_folder() -> None:
+    # The agent's processes run on while the grader hands the workspace to the build's
+    # uid; a folder it swaps for a symlink mid-walk must not lead the chown outside.
+    assert SYSTEM_PYTHON is not None
+    shared = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        shared.chmod(0o755)
+        names = [f"f{n}" for n in range(4000)]
+        outside = shared / "outside"  # stands for /etc: root's files
+        outside.mkdir()
+        workspace = shared / "workspace"
+        (workspace / "d").mkdir(parents=True)
+        for name in names:
+            (outside / name).touch()
+            (workspace / "d" / name).touch()
+        for path in [workspace, *workspace.rglob("*")]:
+            os.lchown(path, AGENT, AGENT)
+        for path in (workspace, workspace / "d"):
+            path.chmod(0o777)  # still the agent's to rename in once the walk owns it
+        (shared / "swap.py").write_text(SWAPPER)
+        swapper = subprocess.Popen(
+            ["setpriv", f"--reuid={AGENT}", f"--regid={AGENT}", "--clear-groups", "--",
+             SYSTEM_PYTHON, "-I", str(shared / "swap.py"), str(workspace), str(outside)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(0.5)  # the swapper has listed d and watches its first file
+        spec = JailSpec(writable=(workspace,), workdir=workspace)
+        with reserve_lanes(1) as (lane,):
+            run_build(["true"], spec, lane, 30.0, 100)
+        said, _ = swapper.communicate(timeout=60)
+        assert said.strip() == "swapped"  # the race did happen
+        moved = [p.name for p in outside.iterdir() if p.lstat().st_uid != 0]
+        assert moved == [], f"{len(moved)} files outside the workspace were chowned"
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

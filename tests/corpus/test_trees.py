@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from playproof.corpus import tree_digest
-from playproof.corpus._trees import MAX_TREE_DEPTH, remove_tree, walk_tree
+from playproof.corpus._trees import MAX_TREE_DEPTH, give_tree, remove_tree, walk_tree
 from playproof.errors import FormatError
 
 
@@ -99,3 +99,9 @@ def test_a_results_file_cell_is_one_cell_on_one_line(reason: str, cell: str) -> 
     assert _cell(reason) == cell
     assert len(_cell(reason).splitlines()) == 1
     assert "\t" not in _cell(reason)
+
+
+def test_giving_a_tree_refuses_one_nested_past_the_bound(tmp_path: Path) -> None:
+    _chain(tmp_path, MAX_TREE_DEPTH + 2)
+    with pytest.raises(FormatError, match="nested more than"):
+        give_tree(tmp_path, os.getuid())

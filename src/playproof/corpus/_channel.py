@@ -54,7 +54,7 @@ from playproof.corpus._task import (
     task_progress,
     task_run_tests,
 )
-from playproof.corpus._trees import walk_tree
+from playproof.corpus._trees import give_tree
 from playproof.corpus.task_client import (
     MAX_FILTER_CHARS,
     MAX_REPLY_BYTES,
@@ -171,13 +171,6 @@ def _readable_by(uid: int, paths: list[str]) -> list[str]:
     return done.stdout.decode("utf-8", errors="replace").splitlines()
 
 
-def _give(path: Path, uid: int) -> None:
-    os.lchown(path, uid, uid)
-    for parent, dirs, files in walk_tree(path):
-        for name in [*dirs, *files]:
-            os.lchown(os.path.join(parent, name), uid, uid)
-
-
 def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) -> str | None:
     """Make ``folder`` a served task for agent uid ``agent``; the untrusted reason, if any.
 
@@ -217,7 +210,7 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
     if workspace.parent != folder:
         raise RunError(f"the workspace {workspace} must be a folder directly in the task folder")
     workspace.mkdir(exist_ok=True)
-    _give(workspace, agent)
+    give_tree(workspace, agent)  # by descriptor: the agent may be changing it meanwhile
     answers = task_answers_path(folder)
     if answers.is_relative_to(folder):
         os.chown(answers, 0, 0)

@@ -48,7 +48,7 @@ from playproof.corpus._cgroup import (
     new_name,
 )
 from playproof.corpus._hiding import answers_files, masks
-from playproof.corpus._trees import remove_tree, walk_tree
+from playproof.corpus._trees import give_tree, remove_tree
 
 __all__ = [
     "memory_limit_reason",
@@ -613,10 +613,7 @@ def _give(path: Path, uid: int | None) -> None:
     """Hand a writable folder to the jail uid (a build writes its outputs there)."""
     if uid is None:
         return
-    os.chown(path, uid, uid)
-    for folder, dirs, files in walk_tree(path):
-        for name in [*dirs, *files]:
-            os.lchown(os.path.join(folder, name), uid, uid)
+    give_tree(path, uid)  # by descriptor: the workspace's owner may be changing it meanwhile
 
 
 def python_paths() -> tuple[Path, ...]:

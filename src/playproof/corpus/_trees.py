@@ -7,6 +7,9 @@ level: a chain of a few thousand folders raises ``RecursionError``).
 
 - :func:`walk_tree` walks top-down and refuses, with a typed error, a folder
   nested deeper than :data:`MAX_TREE_DEPTH`, before the recursion gets there.
+- :func:`give_tree` hands a folder and everything in it to a uid, by
+  descriptor: a folder swapped for a symlink mid-walk never leads a chown
+  out of the tree.
 - :func:`remove_tree` removes with ``shutil.rmtree`` and, on a tree too deep
   for it, finishes with the system's ``rm -rf``, which keeps no stack. It
   never raises: a cleanup must not lose the grade it follows.
@@ -23,7 +26,7 @@ from pathlib import Path
 
 from playproof.errors import FormatError
 
-__all__ = ["MAX_TREE_DEPTH", "REMOVE_SECONDS", "remove_tree", "walk_tree"]
+__all__ = ["MAX_TREE_DEPTH", "REMOVE_SECONDS", "give_tree", "remove_tree", "walk_tree"]
 
 MAX_TREE_DEPTH = 64
 """Folders nested deeper than this under a walked root are refused (a build is a dozen)."""
@@ -42,6 +45,26 @@ def walk_tree(root: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
         if dirs and os.path.normpath(parent).count(os.sep) - depth_of_base >= MAX_TREE_DEPTH:
             raise FormatError(f"{base} holds folders nested more than {MAX_TREE_DEPTH} deep")
         yield parent, dirs, files
+
+
+def give_tree(root: str | Path, uid: int) -> None:
+    """Make ``uid`` the owner (user and group) of ``root`` and everything under it.
+
+    The folder's owner may still be changing it (a workspace whose agent runs on),
+    so every change is made relative to an open handle on its folder and never
+    follows a symlink: a folder renamed or swapped for a symlink meanwhile is
+    either not entered or changed where it now lies, inside the tree. A folder
+    more than :data:`MAX_TREE_DEPTH` below ``root`` is refused as by :func:`walk_tree`.
+    """
+    os.chown(root, uid, uid)
+    base = os.path.normpath(root)
+    depth_of_base = base.count(os.sep)
+    for parent, dirs, files, fd in os.fwalk(base, follow_symlinks=False):
+        if dirs and os.path.normpath(parent).count(os.sep) - depth_of_base >= MAX_TREE_DEPTH:
+            raise FormatError(f"{base} holds folders nested more than {MAX_TREE_DEPTH} deep")
+        for name in [*dirs, *files]:
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
 
 
 def remove_tree(name: str | Path, *, dir_fd: int | None = None) -> None:
