@@ -463,3 +463,42 @@ def test_handing_the_workspace_to_a_build_never_chowns_through_a_swapped_folder(
         assert moved == [], f"{len(moved)} files outside the workspace were chowned"
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def _long_paths(root: Path, levels: int = 20) -> None:
+    """Folders of 200-character names ``levels`` deep, each holding a file of one: some
+    file's path crosses PATH_MAX (4096), though the tree is well within the depth bound."""
+    name = "n" * 200
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(levels):
+            os.close(os.open(name + ".txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def test_a_workspace_with_paths_past_path_max_gets_an_answer_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    _long_paths(task / "workspace")
+    server = ServedTask(task, os.geteuid(), untrusted="a test serves as its own user")
+    server.open()
+    stop = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        graded = json.loads(_exchange(server.path, b'{"format": 1, "op": "run-tests"}\n'))
+        assert graded["ok"], graded  # the tree is walked by descriptor: its digest is taken
+        assert (graded["report"]["status"], graded["report"]["passed"]) == ("graded", 1)
+        after = json.loads(_exchange(server.path, b'{"format": 1, "op": "progress"}\n'))
+        assert after["op"] == "progress", after
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        server.close()

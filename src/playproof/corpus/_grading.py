@@ -21,7 +21,7 @@ from playproof.corpus._manifest import Corpus, CorpusAnswers
 from playproof.corpus._record import CandidatePin, GradeRecord, grade_record
 from playproof.corpus._runner import CandidateSpec, CaseObservation, RunOutcome, run_corpus
 from playproof.corpus._runtime import Runtime, runtime_view
-from playproof.corpus._trees import walk_tree
+from playproof.corpus._trees import walk_handles
 from playproof.corpus._trust import CorpusTrust
 from playproof.corpus._variants import VariantPin, VariantPlan, run_with_variants
 from playproof.errors import FormatError
@@ -52,7 +52,9 @@ _HASH_OPEN_FLAGS = (
 )
 
 
-def _file_sha(path: Path, budget: int, deadline: float) -> tuple[str, int]:
+def _file_sha(
+    path: Path, budget: int, deadline: float, *, at: tuple[int, str] | None = None
+) -> tuple[str, int]:
     """SHA-256 of the regular file ``path`` and its size, read within ``budget`` bytes.
 
     The file is opened without blocking and checked with ``fstat`` first, so a
@@ -61,7 +63,11 @@ def _file_sha(path: Path, budget: int, deadline: float) -> tuple[str, int]:
     going at ``deadline`` (``time.monotonic``) are refused too, never cut.
     """
     try:
-        fd = os.open(path, _HASH_OPEN_FLAGS)
+        fd = (
+            os.open(path, _HASH_OPEN_FLAGS)
+            if at is None
+            else os.open(at[1], _HASH_OPEN_FLAGS | os.O_NOFOLLOW, dir_fd=at[0])
+        )
     except OSError as exc:
         raise FormatError(f"cannot read {path} to digest it: {exc.strerror}") from exc
     try:
@@ -103,18 +109,26 @@ def tree_digest(folder: Path) -> str:
     deadline = time.monotonic() + HASH_DEADLINE_S
     entries: list[tuple[str, str]] = []
     total = 0
-    for parent, dirs, files in walk_tree(folder):
+    # By descriptor: the folder's owner (an agent) may be changing it while it is read,
+    # and its paths may be longer than the system takes whole (PATH_MAX).
+    for parent, dirs, files, handle in walk_handles(folder):
         dirs.sort()
         for name in sorted(files):
             path = Path(parent) / name
-            if path.is_symlink() or not path.is_file():
+            try:
+                info = os.stat(name, dir_fd=handle, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            except OSError as exc:
+                raise FormatError(f"cannot read {path} to digest it: {exc.strerror}") from exc
+            if not stat.S_ISREG(info.st_mode):
                 continue
-            if len(entries) >= MAX_BUILD_FILES or path.stat().st_size > MAX_BUILD_BYTES - total:
+            if len(entries) >= MAX_BUILD_FILES or info.st_size > MAX_BUILD_BYTES - total:
                 raise FormatError(
                     f"{folder} is over the build bound ({MAX_BUILD_FILES} files, "
                     f"{MAX_BUILD_BYTES} bytes)"
                 )
-            sha, size = _file_sha(path, MAX_BUILD_BYTES - total, deadline)
+            sha, size = _file_sha(path, MAX_BUILD_BYTES - total, deadline, at=(handle, name))
             total += size
             entries.append((path.relative_to(folder).as_posix(), sha))
     return digest([list(e) for e in entries])

@@ -7,9 +7,9 @@ level: a chain of a few thousand folders raises ``RecursionError``).
 
 - :func:`walk_tree` walks top-down and refuses, with a typed error, a folder
   nested deeper than :data:`MAX_TREE_DEPTH`, before the recursion gets there.
-- :func:`give_tree` hands a folder and everything in it to a uid, by
-  descriptor: a folder swapped for a symlink mid-walk never leads a chown
-  out of the tree.
+- :func:`walk_handles` walks by descriptor, for work on a tree its owner may be
+  changing meanwhile: a folder swapped for a symlink mid-walk never leads out
+  of the tree, and :func:`give_tree` hands a tree to a uid that way.
 - :func:`remove_tree` removes with ``shutil.rmtree`` and, on a tree too deep
   for it, finishes with the system's ``rm -rf``, which keeps no stack. It
   never raises: a cleanup must not lose the grade it follows.
@@ -26,7 +26,14 @@ from pathlib import Path
 
 from playproof.errors import FormatError
 
-__all__ = ["MAX_TREE_DEPTH", "REMOVE_SECONDS", "give_tree", "remove_tree", "walk_tree"]
+__all__ = [
+    "MAX_TREE_DEPTH",
+    "REMOVE_SECONDS",
+    "give_tree",
+    "remove_tree",
+    "walk_handles",
+    "walk_tree",
+]
 
 MAX_TREE_DEPTH = 64
 """Folders nested deeper than this under a walked root are refused (a build is a dozen)."""
@@ -47,21 +54,67 @@ def walk_tree(root: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
         yield parent, dirs, files
 
 
+_FOLDER_FLAGS = (
+    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+)
+"""How a walked folder is opened: never through a symlink, never a FIFO (which would block)."""
+
+
+def walk_handles(root: str | Path) -> Iterator[tuple[str, list[str], list[str], int]]:
+    """Like ``os.fwalk(root)`` top-down: (path, folders, other names, the folder's handle).
+
+    Each folder is opened relative to its parent's handle, never through a symlink
+    and never as anything but a folder, so a tree its owner changes meanwhile (a
+    folder swapped for a symlink, a FIFO or a file) is never left: work done
+    relative to the handle (``dir_fd``) stays in the folder that was listed, and
+    the path is for display and relative names only. A symlink counts among the
+    other names; a name that vanished or changed kind meanwhile is skipped. A
+    folder more than :data:`MAX_TREE_DEPTH` below ``root`` is refused as by
+    :func:`walk_tree`; a ``root`` that cannot be opened yields nothing, as with
+    ``os.walk``. The caller may prune or sort the folders in place; each handle is
+    closed once its folder and everything below it were walked.
+    """
+    base = os.path.normpath(root)
+    try:
+        top = os.open(base, _FOLDER_FLAGS & ~os.O_NOFOLLOW)  # the root is the caller's to name
+    except OSError:
+        return  # as ``os.walk``: no folder there, nothing to walk
+    yield from _walk_handles(top, base, 0, base)
+
+
+def _walk_handles(
+    fd: int, path: str, depth: int, base: str
+) -> Iterator[tuple[str, list[str], list[str], int]]:
+    try:
+        dirs: list[str] = []
+        files: list[str] = []
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                with contextlib.suppress(OSError):
+                    (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+        if dirs and depth >= MAX_TREE_DEPTH:
+            raise FormatError(f"{base} holds folders nested more than {MAX_TREE_DEPTH} deep")
+        yield path, dirs, files, fd
+        for name in dirs:
+            try:
+                inner = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError:
+                continue  # removed, or no longer a folder
+            yield from _walk_handles(inner, os.path.join(path, name), depth + 1, base)
+    finally:
+        os.close(fd)
+
+
 def give_tree(root: str | Path, uid: int) -> None:
     """Make ``uid`` the owner (user and group) of ``root`` and everything under it.
 
     The folder's owner may still be changing it (a workspace whose agent runs on),
-    so every change is made relative to an open handle on its folder and never
-    follows a symlink: a folder renamed or swapped for a symlink meanwhile is
-    either not entered or changed where it now lies, inside the tree. A folder
-    more than :data:`MAX_TREE_DEPTH` below ``root`` is refused as by :func:`walk_tree`.
+    so every change is made through :func:`walk_handles` and never follows a
+    symlink: a folder renamed or swapped for a symlink meanwhile is either not
+    entered or changed where it now lies, inside the tree.
     """
     os.chown(root, uid, uid)
-    base = os.path.normpath(root)
-    depth_of_base = base.count(os.sep)
-    for parent, dirs, files, fd in os.fwalk(base, follow_symlinks=False):
-        if dirs and os.path.normpath(parent).count(os.sep) - depth_of_base >= MAX_TREE_DEPTH:
-            raise FormatError(f"{base} holds folders nested more than {MAX_TREE_DEPTH} deep")
+    for _, dirs, files, fd in walk_handles(root):
         for name in [*dirs, *files]:
             with contextlib.suppress(FileNotFoundError):  # removed meanwhile
                 os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
