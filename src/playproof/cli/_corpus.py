@@ -21,6 +21,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from playproof._atomic import write_atomic
 from playproof.cli._app import (
     EXIT_REJECTED,
     Executor,
@@ -143,7 +144,7 @@ def _progress(total: int, quiet: bool, label: str) -> tuple[Progress, Any]:
 
 def _write_json(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    write_atomic(path, (json.dumps(value, indent=1) + "\n").encode("utf-8"))
 
 
 def _runtime(name: RuntimeName) -> Literal["native", "python"]:

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from playproof._atomic import write_atomic
 from playproof._bounded import read_bounded
 from playproof.errors import SigningKeyError
 from playproof.sign import MAX_ENVELOPE_BYTES, MAX_KEY_FILE_BYTES, SigningKey, VerifyingKey
@@ -92,15 +93,9 @@ def read_document(path: Path) -> bytes:
 
 
 def write_document(path: Path, document: object) -> Path:
-    """Write JSON to ``path`` atomically (temporary file in the same folder, then rename)."""
+    """Write JSON to ``path`` atomically (see :func:`playproof._atomic.write_atomic`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    temporary.replace(path)
+    write_atomic(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return path
 
 

@@ -19,13 +19,13 @@ grader's user.
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from playproof._atomic import write_atomic
 from playproof._bounded import read_bounded
 from playproof.core.canonical import validate_strict
 from playproof.errors import FormatError
@@ -171,6 +171,4 @@ def save_state(path: Path, state: RewardState, grader: SigningKey) -> None:
     """Sign ``state`` with ``grader`` and write it atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     envelope = sign_predicate(REWARD_STATE, state, grader)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(envelope.to_json(), indent=1) + "\n", "utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, (json.dumps(envelope.to_json(), indent=1) + "\n").encode("utf-8"))

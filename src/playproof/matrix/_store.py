@@ -17,6 +17,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from playproof._atomic import write_atomic
 from playproof._bounded import read_bounded
 from playproof.core.record import RunRecord
 from playproof.errors import FormatError, RunError
@@ -51,33 +52,6 @@ LOCK_FILE = ".matrix.lock"
 def record_path(folder: Path, cell: Cell) -> Path:
     """Where ``cell``'s signed record lives."""
     return folder / f"{cell.id}{RECORD_SUFFIX}"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the whole new one.
-
-    The temporary name is predictable, so whatever already has it (a link
-    planted in a folder someone handed over, a file of a dead writer) is
-    removed and the file is created afresh, never written through a link.
-    """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temporary, flags, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
 
 
 @contextlib.contextmanager
