@@ -478,3 +478,27 @@ def test_a_ledger_read_before_another_campaign_saved_it_is_refused(tmp_path: Pat
     # Read again, it resumes.
     fresh = load_ledger(path, KEY.verifying_key, consistent=False)
     assert campaign(Walker(), path, saved=fresh).status == "finished"
+
+
+def test_a_ledger_name_too_long_to_save_is_refused_before_any_turn(tmp_path: Path) -> None:
+    """Saving writes ``.<name>.<token>.tmp``: a name that fits but leaves no room for
+    that would fail the first save, after a segment was paid for."""
+    from playproof.errors import LedgerError
+
+    played: list[int] = []
+
+    class Counting(Walker):
+        async def act(
+            self,
+            observation: Observation,
+            history: Sequence[HistoryEntry],
+            context: DecisionContext,
+        ) -> Action:
+            played.append(context.turn)
+            return await super().act(observation, history, context)
+
+    path = tmp_path / ("l" * 240)
+    with pytest.raises(LedgerError, match="name is too long to save it"):
+        campaign(Counting(), path, segments=1)
+    assert played == []
+    assert list(tmp_path.iterdir()) == []

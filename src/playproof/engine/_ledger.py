@@ -446,6 +446,16 @@ def hold_ledger(path: Path) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LedgerError(str(path), [f"cannot make its folder: {exc.strerror or exc}"]) from exc
+    # Every save writes ``.<name>.<token>.tmp`` first: a name too long for that would
+    # fail the first save, after a segment was played and paid for. Refused now.
+    longest = len(f".{path.name}.{'0' * 2 * _TEMPORARY_TOKEN_BYTES}.tmp".encode())
+    try:
+        allowed = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        allowed = 255
+    if longest > allowed:
+        most = allowed - longest + len(path.name.encode())
+        raise LedgerError(str(path), [f"its name is too long to save it: at most {most} bytes"])
     for _ in range(_TEMPORARY_ATTEMPTS):
         try:
             fd = os.open(lock, flags, 0o666)
