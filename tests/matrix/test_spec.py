@@ -171,3 +171,13 @@ def test_a_deeply_nested_spec_is_a_format_error(text: str) -> None:
     assert len(text.encode()) < MAX_SPEC_BYTES
     with pytest.raises(FormatError, match="nested too deeply"):
         parse_spec(text)
+
+
+def test_names_that_would_share_a_record_file_are_refused() -> None:
+    """Agent "walk__x" on native/2048 and agent "walk" on x__native/2048 would both be
+    walk__x__native.2048__s0__r0.json: one cell's record taken for the other's."""
+    text = BASE.replace('name = "model"', 'name = "walk__x"').replace(
+        '"gym/cartpole"]', '"x__native/2048"]'
+    )
+    with pytest.raises(FormatError, match="same record file name"):
+        parse_spec(text)

@@ -144,6 +144,14 @@ class MatrixSpec(_Strict):
             problems.append("targets repeat")
         if len(set(self.seeds)) != len(self.seeds):
             problems.append("seeds repeat")
+        # Cells are files named <agent>__<target slug>__...: names holding "__" could make
+        # two cells share one file (agent "a__x" on "t/1", agent "a" on "x__t/1").
+        stems = {f"{a}__{slug}" for a in names for slug in slugs}
+        if len(stems) != len(names) * len(slugs):
+            problems.append(
+                "two agent and target pairs make the same record file name; "
+                "rename one so that no name holds '__'"
+            )
         cells = len(self.agents) * len(self.targets) * len(self.seeds) * self.repetitions
         if cells > MAX_CELLS:
             problems.append(f"{cells} cells is over the {MAX_CELLS}-cell limit")
