@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import stat
 import sys
@@ -44,6 +45,7 @@ from playproof.corpus._jail import (
 )
 from playproof.corpus._manifest import MAX_CORPUS_BYTES
 from playproof.corpus._runtime import RuntimeView
+from playproof.corpus._trials import TrialWorker
 from playproof.corpus._watch import disk_use
 from playproof.corpus._wire import MAX_ROM_BYTES
 from playproof.errors import FormatError, RunError
@@ -116,6 +118,61 @@ def test_a_serial_flood_still_writes_a_grade_record_and_a_reward(tmp_path: Path)
     report = json.loads(_invoke("--json", "task", "run-tests", "--task", str(task)).output)
     assert (report["status"], report["passed"], report["reward"]) == ("graded", 1, 1)
     assert _task.task_progress(task)[2] == 1  # the signed reward state was written
+
+
+# -- a grader holding many descriptors ----------------------------------------------------
+
+HELD_DESCRIPTORS = 1100
+"""More than ``select`` takes (1024): what a grader running many slots, or long, holds."""
+
+
+@pytest.fixture
+def many_descriptors() -> Iterator[None]:
+    """This process holds over 1024 open descriptors, so every new one is numbered above."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = HELD_DESCRIPTORS + 500
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        pytest.skip(f"the descriptor limit ({hard}) is below {needed}")
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(HELD_DESCRIPTORS)]
+    try:
+        yield
+    finally:
+        for handle in held:
+            os.close(handle)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm-jail", "fresh-jails"])
+def test_a_grader_holding_over_1024_descriptors_grades_as_usual(
+    tmp_path: Path, many_descriptors: None, warm: bool
+) -> None:
+    corpus = synthetic(tmp_path, {name: name.encode() + bytes(300) for name in ("a", "b", "c")})
+    spec = command_candidate((sys.executable, str(SYNTHETIC)), runtime="python")
+    run = grade_candidate(
+        load_corpus(corpus.manifest, corpus.roms),
+        corpus.answers,
+        spec,
+        jobs=1,
+        limits=QUICK,
+        warm=warm,
+    )
+    assert [o.outcome for o in run.observations] == ["ok"] * 3
+    assert run.grade.passed == 3
+
+
+def test_a_reference_try_in_a_grader_holding_over_1024_descriptors_answers(
+    many_descriptors: None,
+) -> None:
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x150
+    rom[0x150:0x157] = bytes([0x06, 0x03, 0x0E, 0x05, 0x40, 0x18, 0xFE])  # B=3 C=5 LD B,B
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # the header checksum PyBoy checks
+    with TrialWorker() as trials:
+        reply = trials.run("mooneye", bytes(rom), 200, 200)
+    assert reply is not None
+    assert reply[0][:2] == [3, 5]
 
 
 # -- answers are out of reach of builds and candidates ----------------------------------------

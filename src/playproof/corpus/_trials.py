@@ -98,7 +98,9 @@ class TrialWorker:
         if child is None or child.stdout is None:
             return None
         try:
-            ready, _, _ = select.select([child.stdout], [], [], seconds)
+            poller = select.poll()  # not select: it refuses descriptors numbered 1024 and up
+            poller.register(child.stdout, select.POLLIN)
+            ready = poller.poll(max(0, int(seconds * 1000) + 1))
             line = child.stdout.readline(MAX_REPLY_BYTES) if ready else b""
             return json.loads(line) if line.endswith(b"\n") else None
         except (OSError, ValueError):

@@ -44,7 +44,6 @@ import contextlib
 import errno
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -69,6 +68,7 @@ from playproof.corpus._jail import (
     _bwrap_prefix,
     _prlimit_prefix,
     kill_uid,
+    readable,
     resolve_isolation,
 )
 from playproof.corpus._trees import remove_tree
@@ -441,7 +441,7 @@ def _end(sandbox: subprocess.Popen[bytes], init: int | None = None) -> None:
         with contextlib.suppress(OSError):
             signal.pidfd_send_signal(init, signal.SIGKILL)
         with contextlib.suppress(OSError):
-            select.select([init], [], [], SWEEP_SECONDS)
+            readable([init], SWEEP_SECONDS)
     with contextlib.suppress(subprocess.TimeoutExpired):
         sandbox.wait(timeout=SWEEP_SECONDS)
     for stream in (sandbox.stdin, sandbox.stdout):
@@ -456,8 +456,7 @@ def _wait_readable(fd: int, deadline: float) -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise OSError("timed out")
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if ready:
+        if readable([fd], remaining):
             return
 
 
