@@ -90,3 +90,22 @@ def test_a_failing_cell_is_reported_and_the_others_are_recorded(tmp_path: Path) 
     assert "cannot play seed 1" in summary["failed"][0]["error"]
     assert "2 cells failed; rerun to retry them" in result.stderr
     assert not (tmp_path / "runs" / "walk__native.2048__s1__r0.json").exists()
+
+
+def test_a_record_of_another_build_is_played_again_on_resume(tmp_path: Path) -> None:
+    """A rerun after the target's build changed replays the cells played on the old build
+    (their records would only be rejected by the report), and skips the others."""
+    from playproof.sign import sign_record
+
+    spec = parse_spec(SPEC)
+    key = SigningKey.generate()
+    run_matrix(spec, tmp_path, key, build_agent, executor="serial")
+    cell = spec.cells()[0]
+    old = _record(record_path(tmp_path, cell))
+    moved = old.model_copy(
+        update={"target": old.target.model_copy(update={"build_digest": "0" * 64})}
+    )
+    record_path(tmp_path, cell).write_bytes(sign_record(moved, key).to_bytes())
+    again = run_matrix(spec, tmp_path, key, build_agent, executor="serial")
+    assert (again.played, again.skipped) == (1, 7)
+    assert _record(record_path(tmp_path, cell)).target.build_digest == old.target.build_digest

@@ -27,8 +27,9 @@ from typing import Literal, Protocol
 
 from playproof._api import arun
 from playproof.core.agent import Driver
+from playproof.core.contract import contract_hash
 from playproof.core.record import RunRecord, RunSettings
-from playproof.errors import RunError
+from playproof.errors import PlayproofError, RunError
 from playproof.exec import resolve_target
 from playproof.matrix._executor import open_executor
 from playproof.matrix._spec import AgentProfile, Cell, MatrixSpec
@@ -124,6 +125,15 @@ class MatrixOutcome:
 @cache
 def _target(name: str) -> Target:
     return resolve_target(name)
+
+
+def _pin(name: str) -> tuple[str, str] | None:
+    """The build digest and contract hash a cell of target ``name`` is played on now."""
+    try:
+        target = _target(name)
+    except PlayproofError:
+        return None  # the cell's own play will say what is wrong with the target
+    return target.spec.build_digest, contract_hash(target.contract)
 
 
 def play_cell(build: AgentBuilder, job: CellJob) -> RunRecord:
@@ -241,7 +251,7 @@ def _run_held(
 
     todo: list[Cell] = []
     for cell in cells:
-        if finished_record(folder, cell, spec, key.verifying_key) is None:
+        if finished_record(folder, cell, spec, key.verifying_key, _pin(cell.target)) is None:
             todo.append(cell)
         else:
             outcome.skipped += 1

@@ -123,13 +123,19 @@ def cell_of(record: RunRecord) -> Cell | None:
 
 
 def finished_record(
-    folder: Path, cell: Cell, spec: MatrixSpec, key: VerifyingKey
+    folder: Path,
+    cell: Cell,
+    spec: MatrixSpec,
+    key: VerifyingKey,
+    pin: tuple[str, str] | None = None,
 ) -> RunRecord | None:
     """The cell's record if one is there, signed by ``key``, for this cell and configuration.
 
     Anything else (no file, an unreadable or torn file, a bad signature, a
-    record of another cell or made under another configuration) is None: the
-    cell is played again and its file replaced.
+    record of another cell or made under another configuration, or, when
+    ``pin`` (build digest, contract hash) is given, of another build or
+    contract of the target) is None: the cell is played again and its file
+    replaced.
     """
     path = record_path(folder, cell)
     if not path.is_file():
@@ -142,6 +148,8 @@ def finished_record(
     record = verdict.record
     if not verdict.clean or record is None or cell_of(record) != cell:
         return None
+    if pin is not None and (record.target.build_digest, record.target.contract_hash) != pin:
+        return None  # played on an older build or contract: not this target's result now
     settings = record.provenance.settings
     stored = settings.options.get(CONFIG_OPTION) if settings is not None else None
     return record if stored == spec.config_digest(spec.profile(cell.agent)) else None
