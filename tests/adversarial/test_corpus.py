@@ -431,3 +431,35 @@ def test_the_build_watch_counts_hard_links_once_and_stops_on_many_folders(tmp_pa
     for n in range(30):
         (tmp_path / "folders" / str(n)).mkdir(parents=True)
     assert disk_use([tmp_path], max_files=5)[1] > 5
+
+
+# -- why a candidate that closed its output failed ---------------------------------------------
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm-jail", "fresh-jails"])
+def test_a_candidate_closing_its_output_is_told_apart_from_one_that_crashed(
+    tmp_path: Path, warm: bool
+) -> None:
+    corpus = synthetic(tmp_path, {"close": b"CLOSE" + bytes(300), "segv": b"SEGV" + bytes(300)})
+    spec = command_candidate(
+        (sys.executable, str(CANDIDATES / "closes_output.py")), runtime="python"
+    )
+    run = grade_candidate(
+        load_corpus(corpus.manifest, corpus.roms),
+        corpus.answers,
+        spec,
+        jobs=1,
+        limits=JailLimits(wall_seconds=4.0, cpu_seconds=4),
+        warm=warm,
+    )
+    seen = {o.case_id: o for o in run.observations}
+    assert seen["segv"].outcome == "crash"
+    assert "(exit status 139)" in seen["segv"].detail  # 128 + SIGSEGV: its own end
+    # Still running when the grader stopped it: the kill is the grader's, no exit status of
+    # its own. (A fresh jail's bubblewrap holds the pipe too: no end of output, a timeout.)
+    close = seen["close"]
+    assert "exit status" not in close.detail, close.detail
+    if close.outcome == "crash":
+        assert "still running" in close.detail
+    else:
+        assert close.outcome == "timeout"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -76,6 +77,9 @@ RESULT_BLOCK_BYTES = 256
 MAX_STDERR_TAIL = 2000
 """Characters of the candidate's stderr kept in an observation."""
 QUIT_SECONDS = 2.0
+GONE_SECONDS = 1.0
+"""How long a candidate that closed its output may take to exit; past it, it was still
+running when the grader stopped it, and the status it ends with is the grader's kill."""
 LANES_PER_SLOT = 2
 """Jail identities (uids when root) per pool slot: one runs a case, one starts the next."""
 BLARGG_SIGNATURE = b"\xde\xb0\x61"
@@ -274,6 +278,18 @@ Jailed = JailedProcess | WarmCase
 """A started candidate: in a jail of its own, or in its slot's warm jail."""
 
 
+def _ended_within(jailed: Jailed, seconds: float) -> bool:
+    """Whether the candidate's process exited by itself, waiting up to ``seconds``."""
+    process = jailed.process
+    if isinstance(process, subprocess.Popen):
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    return process.wait(seconds) is not None
+
+
 @dataclass
 class _Live:
     """A started candidate process and its channel once it said hello."""
@@ -337,6 +353,7 @@ class _Slot:
         seen = _Collected()
         outcome: Outcome = "ok"
         detail = ""
+        closed = False
         try:
             if self.current is None:
                 jailed, self.spare = self.spare or self._launch(), None
@@ -355,7 +372,7 @@ class _Slot:
         except CandidateTimeout as exc:
             outcome, detail = "timeout", str(exc)
         except CandidateGone as exc:
-            outcome, detail = "crash", str(exc)
+            outcome, detail, closed = "crash", str(exc), True
         except ProtocolBreach as exc:
             outcome, detail = "protocol-error", str(exc)
         except OSError as exc:
@@ -365,18 +382,24 @@ class _Slot:
             # processes (all of them under cgroup v2): whatever else happened, that is why.
             kills = self.current.jailed.oom_kills()
             if kills > self.current.oom_kills:
-                outcome, detail = (
+                outcome, detail, closed = (
                     "crash",
                     memory_limit_reason(self.spec.limits, kills, "the candidate's"),
+                    False,
                 )
                 self.current.oom_kills = kills
         tail = ""
         if outcome != "ok" and self.current is not None:
             jailed = self.current.jailed
             self.current = None
+            # Closing its output is not exiting: one that runs on is stopped by the grader,
+            # and the status of that kill is not the candidate's own.
+            running = closed and not _ended_within(jailed, GONE_SECONDS)
             jailed.stop()
             status = jailed.process.returncode
-            if outcome == "crash" and status is not None:
+            if running:
+                detail += " (it was still running: the grader stopped it)"
+            elif outcome == "crash" and status is not None:
                 detail += f" (exit status {shell_status(status)})"
             tail = _stderr_tail(jailed)
             jailed.discard()
