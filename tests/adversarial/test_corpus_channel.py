@@ -502,3 +502,25 @@ def test_a_workspace_with_paths_past_path_max_gets_an_answer_and_serving_goes_on
         stop.set()
         thread.join(timeout=30)
         server.close()
+
+
+def test_a_workspace_file_named_in_no_utf_8_is_refused_by_name(tmp_path: Path) -> None:
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    with open(os.fsencode(task / "workspace") + b"/stray\xff\x1b[2J.txt", "wb") as stray:
+        stray.write(b"x")
+    server = ServedTask(task, os.geteuid(), untrusted="a test serves as its own user")
+    server.open()
+    stop = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        refused = json.loads(_exchange(server.path, b'{"format": 1, "op": "run-tests"}\n'))
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        server.close()
+    assert not refused["ok"]
+    # The file is named, its bytes escaped (no raw control character reaches a terminal).
+    assert "stray\\xff\\x1b[2J.txt" in refused["error"], refused
+    assert "not UTF-8" in refused["error"]

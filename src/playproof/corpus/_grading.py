@@ -128,9 +128,18 @@ def tree_digest(folder: Path) -> str:
                     f"{folder} is over the build bound ({MAX_BUILD_FILES} files, "
                     f"{MAX_BUILD_BYTES} bytes)"
                 )
+            relative = path.relative_to(folder).as_posix()
+            try:
+                relative.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = repr(relative.encode("utf-8", "surrogateescape"))[2:-1]  # controls too
+                raise FormatError(
+                    f"{folder} holds a file whose name is not UTF-8 ({shown}); "
+                    "a build digest names every file: rename it"
+                ) from None
             sha, size = _file_sha(path, MAX_BUILD_BYTES - total, deadline, at=(handle, name))
             total += size
-            entries.append((path.relative_to(folder).as_posix(), sha))
+            entries.append((relative, sha))
     return digest([list(e) for e in entries])
 
 
