@@ -524,3 +524,29 @@ def test_a_workspace_file_named_in_no_utf_8_is_refused_by_name(tmp_path: Path) -
     # The file is named, its bytes escaped (no raw control character reaches a terminal).
     assert "stray\\xff\\x1b[2J.txt" in refused["error"], refused
     assert "not UTF-8" in refused["error"]
+
+
+def test_a_request_that_fails_on_the_system_is_refused_and_the_grader_keeps_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a file removed mid-build (an OSError) fails that request only."""
+    from playproof.corpus import _channel
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_channel, "task_progress", full_disk)
+    server = ServedTask(tmp_path, os.geteuid())
+    server.open()
+    stop = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        for _ in range(2):  # the second request is answered too: the grader is still there
+            answer = json.loads(_exchange(server.path, b'{"format": 1, "op": "progress"}\n'))
+            assert (answer["op"], answer["ok"]) == ("progress", False), answer
+            assert "No space left on device" in answer["error"]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        server.close()

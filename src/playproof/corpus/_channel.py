@@ -342,6 +342,11 @@ class ServedTask:
             return TaskReply(ok=True, op=request.op, report=self._carry_out(request))
         except PlayproofError as exc:
             return TaskReply(ok=False, op=request.op, error=str(exc)[:600])
+        except OSError as exc:
+            # A full disk, a file the agent removed mid-build: this request fails, the
+            # grader goes on serving (the reward state is written atomically or not at all).
+            error = f"the grader could not finish this request: {exc.strerror or exc}"
+            return TaskReply(ok=False, op=request.op, error=error[:600])
 
     def _read(self, connection: socket.socket) -> TaskRequest:
         deadline = time.monotonic() + REQUEST_SECONDS

@@ -570,7 +570,7 @@ def _messages(raw: bytes) -> tuple[list[str], list[str], str | None]:
             continue
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a message cargo writes: skipped
             continue
         if not isinstance(message, dict):
             continue
