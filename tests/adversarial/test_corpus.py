@@ -463,3 +463,24 @@ def test_a_candidate_closing_its_output_is_told_apart_from_one_that_crashed(
         assert "still running" in close.detail
     else:
         assert close.outcome == "timeout"
+
+
+def test_the_build_watch_counts_files_past_the_path_limit(tmp_path: Path) -> None:
+    """A build could write under a path longer than PATH_MAX, which cannot be opened by
+    path: measured by descriptor, those bytes and files count as well."""
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(24):  # 24 names of 200 bytes: past the 4,096-byte path limit
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        hidden = os.open("hidden", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(hidden, os.urandom(1 << 20))
+        os.close(hidden)
+    finally:
+        os.close(fd)
+    used, files = disk_use([tmp_path], max_files=100)
+    assert files == 1
+    assert used >= 1 << 20
+    assert disk_use([tmp_path], max_files=100) == (used, files)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from playproof.corpus._jail import JailedProcess, JailSpec, launch, memory_limit_reason
+from playproof.corpus._trees import MAX_TREE_DEPTH
 
 __all__ = [
     "ENTRIES_PER_FILE",
@@ -30,6 +31,7 @@ WATCH_SECONDS = 0.25
 """How often :func:`supervise` measures a jail's writable folders (at least)."""
 WATCH_SHARE = 0.2
 """At most this share of the wall time goes to measuring (big trees are measured less often)."""
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 ENTRIES_PER_FILE = 4
 """:func:`disk_use` stops after this many entries (files and folders) per allowed file."""
 
@@ -40,32 +42,54 @@ def disk_use(folders: list[Path], max_files: int) -> tuple[int, int]:
     Symlinks are not followed and a file with several hard links counts once:
     this measures what the folders take on disk, which a sparse file does not
     inflate. Folders are not files, but past :data:`ENTRIES_PER_FILE` times
-    ``max_files`` entries in all the count stops too and reports ``max_files + 1``.
+    ``max_files`` entries in all the count stops too and reports ``max_files + 1``,
+    as it does for folders nested more than :data:`MAX_TREE_DEPTH` deep. Each
+    folder is opened relative to its parent's handle, so a path longer than the
+    system's limit is counted too (by path it could not be opened, and a build
+    could write there unmeasured).
     """
     used = files = entries = 0
     seen: set[tuple[int, int]] = set()
-    pending = [str(folder) for folder in folders]
-    while pending:
+    over = max_files + 1
+    for folder in folders:
         try:
-            listing = os.scandir(pending.pop())
+            top = os.open(folder, _FOLDER_FLAGS & ~os.O_NOFOLLOW)  # the grader names the root
         except OSError:
             continue  # removed meanwhile, or not a folder
-        with listing:
-            for entry in listing:
-                entries += 1
-                if files > max_files or entries > ENTRIES_PER_FILE * max_files:
-                    return used, max(files, max_files + 1)
+        pending: list[tuple[int, int]] = [(top, 0)]
+        try:
+            while pending:
+                fd, depth = pending.pop()
                 try:
-                    info = entry.stat(follow_symlinks=False)
+                    with os.scandir(fd) as listing:
+                        for entry in listing:
+                            entries += 1
+                            if files > max_files or entries > ENTRIES_PER_FILE * max_files:
+                                return used, max(files, over)
+                            try:
+                                info = entry.stat(follow_symlinks=False)
+                            except OSError:
+                                continue
+                            if stat.S_ISDIR(info.st_mode):
+                                if depth >= MAX_TREE_DEPTH:
+                                    return used, max(files, over)
+                                try:
+                                    inner = os.open(entry.name, _FOLDER_FLAGS, dir_fd=fd)
+                                except OSError:
+                                    continue
+                                pending.append((inner, depth + 1))
+                            else:
+                                files += 1
+                            if (info.st_dev, info.st_ino) not in seen:
+                                seen.add((info.st_dev, info.st_ino))
+                                used += info.st_blocks * 512
                 except OSError:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    pending.append(entry.path)
-                else:
-                    files += 1
-                if (info.st_dev, info.st_ino) not in seen:
-                    seen.add((info.st_dev, info.st_ino))
-                    used += info.st_blocks * 512
+                    pass  # the folder went away meanwhile
+                finally:
+                    os.close(fd)
+        finally:
+            for fd, _depth in pending:
+                os.close(fd)
     return used, files
 
 
