@@ -9,7 +9,6 @@ True
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from contextlib import asynccontextmanager
@@ -35,7 +34,7 @@ from playproof.service.headers import SecurityHeaders
 from playproof.service.leaderboards import routes as leaderboard_routes
 from playproof.service.log import routes as log_routes
 from playproof.service.log.services import load_log_key
-from playproof.service.problems import Problem, install_problem_handlers
+from playproof.service.problems import Problem, answer_problem, install_problem_handlers
 from playproof.service.proofs import routes as proof_routes
 from playproof.service.proofs.fast import StoredProofReads
 from playproof.service.runs import routes as run_routes
@@ -116,16 +115,8 @@ class DeclaredBodyLimit:
 
 
 async def _refuse(problem: Problem, scope: Scope, receive: Receive, send: Send) -> None:
-    """Answer ``problem`` as the app's own handler would: a problem document on an
-    API path, an error page on a web page's path (this middleware runs before it)."""
-    app = scope.get("app")
-    handler = getattr(app, "exception_handlers", {}).get(Problem)
-    if handler is None:
-        await problem.response()(scope, receive, send)
-        return
-    answer = handler(Request(scope, receive), problem)
-    if inspect.isawaitable(answer):
-        answer = await answer
+    """Answer ``problem`` as the app's own handler would (this middleware runs before it)."""
+    answer = await answer_problem(Request(scope, receive), problem)
     await answer(scope, receive, send)
 
 

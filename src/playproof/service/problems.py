@@ -17,7 +17,13 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["PROBLEM_MEDIA_TYPE", "Problem", "ProblemDocument", "install_problem_handlers"]
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "Problem",
+    "ProblemDocument",
+    "answer_problem",
+    "install_problem_handlers",
+]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_BASE = "https://playproof.dev/problems/"
@@ -117,18 +123,24 @@ UNSTORABLE = (
 )
 
 
-async def _on_unstorable(request: Request, exc: Exception) -> Response:
-    """A value PostgreSQL refuses (a NUL in a text, a number past its column): a 422.
+async def answer_problem(request: Request, problem: Problem) -> Response:
+    """``problem`` answered by whatever handles a Problem in ``request``'s app now.
 
-    Answered through whatever handles a Problem now, so a web page's path gets a page.
+    On an app with the web interface, a web page's path gets an error page and
+    an API path a problem document; on a bare app, the document.
     """
-    assert isinstance(exc, DataError)
-    handler = request.app.exception_handlers[Problem]
-    answer = handler(request, Problem(422, "unstorable-value", UNSTORABLE))
+    handler = getattr(request.app, "exception_handlers", {}).get(Problem, _on_problem)
+    answer = handler(request, problem)
     if inspect.isawaitable(answer):
         answer = await answer
     assert isinstance(answer, Response)
     return answer
+
+
+async def _on_unstorable(request: Request, exc: Exception) -> Response:
+    """A value PostgreSQL refuses (a NUL in a text, a number past its column): a 422."""
+    assert isinstance(exc, DataError)
+    return await answer_problem(request, Problem(422, "unstorable-value", UNSTORABLE))
 
 
 def install_problem_handlers(app: FastAPI) -> None:

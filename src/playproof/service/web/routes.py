@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ from playproof.service.leaderboards.services import (
     leaderboard,
     list_challenges,
 )
-from playproof.service.problems import Problem
+from playproof.service.problems import Problem, answer_problem
 from playproof.service.proofs.services import proof_document
 from playproof.service.runs.models import Run, RunStatus
 from playproof.service.runs.routes import read_bounded_body
@@ -320,10 +319,7 @@ def _failed_checks(run: Run) -> list[str]:
 
 async def _refusal(request: Request, problem: Problem) -> Response:
     """The app's answer to ``problem``, carrying its headers (the web error page drops them)."""
-    answer = request.app.exception_handlers[Problem](request, problem)
-    if inspect.isawaitable(answer):
-        answer = await answer
-    assert isinstance(answer, Response)
+    answer = await answer_problem(request, problem)
     answer.headers.update(problem.headers)
     return answer
 
