@@ -24,6 +24,8 @@ from playproof.corpus._wire import (
 __all__ = ["CandidateChannel", "CandidateGone", "CandidateTimeout", "ProtocolBreach"]
 
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+_DATA_LENGTH = re.compile(r"[0-9]{1,8}")
+"""A ``DATA`` length: decimal digits only (no sign, space or ``_`` as ``int`` would take)."""
 """Control characters a candidate's ERR text may not carry into a reason (shown escaped)."""
 
 READ_CHUNK = 65536
@@ -141,10 +143,9 @@ class CandidateChannel:
             said = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", rest[:200])
             raise ProtocolBreach(f"candidate error on {line.split(maxsplit=1)[0]}: {said}")
         if verb == "DATA":
-            try:
-                size = int(rest)
-            except ValueError:
-                raise ProtocolBreach(f"bad DATA length {rest[:20]!r}") from None
+            if not _DATA_LENGTH.fullmatch(rest):
+                raise ProtocolBreach(f"bad DATA length {rest[:20]!r}")
+            size = int(rest)
             if not 0 <= size <= limit:
                 raise ProtocolBreach(f"DATA of {size} bytes is over the {limit}-byte bound")
             return self._exact(size)

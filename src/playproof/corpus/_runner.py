@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import re
 import subprocess
 import threading
 import time
@@ -151,16 +152,23 @@ class RunOutcome:
     """Which control groups bounded each candidate process's total memory (``none``: none)."""
 
 
+_REGISTER_DIGITS = {"SP": 4, "PC": 4} | dict.fromkeys(("A", "F", "B", "C", "D", "E", "H", "L"), 2)
+"""The most hex digits each register's value may have (8-bit registers 2, SP and PC 4)."""
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
 def _regs(text: str) -> dict[str, int]:
     values: dict[str, int] = {}
-    for part in text.split():
+    for part in text.split(" "):
+        if not part:
+            continue
         name, _, raw = part.partition("=")
-        if name not in {"A", "F", "B", "C", "D", "E", "H", "L", "SP", "PC"} or name in values:
+        if name not in _REGISTER_DIGITS or name in values:
             raise ProtocolBreach(f"bad register field {part[:20]!r}")
-        try:
-            values[name] = int(raw, 16)
-        except ValueError:
-            raise ProtocolBreach(f"bad register value {part[:20]!r}") from None
+        # Hex digits only: no sign, "0x", "_" or other space, which ``int(raw, 16)`` takes.
+        if not (_HEX.fullmatch(raw) and len(raw) <= _REGISTER_DIGITS[name]):
+            raise ProtocolBreach(f"bad register value {part[:20]!r}")
+        values[name] = int(raw, 16)
     return values
 
 
