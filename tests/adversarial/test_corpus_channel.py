@@ -10,6 +10,7 @@ updates the signed reward state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -550,3 +551,42 @@ def test_a_request_that_fails_on_the_system_is_refused_and_the_grader_keeps_serv
         stop.set()
         thread.join(timeout=30)
         server.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+def test_links_planted_in_an_agent_owned_task_folder_are_never_followed(tmp_path: Path) -> None:
+    """A task folder the agent owned before serving: its planted links redirect nothing.
+
+    The client's temporary name and the private folder's name are predictable;
+    preparing as root must neither write the client through a link nor take
+    ownership of (or chmod) what a link to ``.playproof`` points at.
+    """
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"untouched\n")
+    victim.chmod(0o600)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    os.chown(elsewhere, STRANGER, STRANGER)
+    (task / ".run-tests.tmp").symlink_to(victim)
+    shutil.rmtree(task / ".playproof", ignore_errors=True)
+    (task / ".playproof").symlink_to(elsewhere)
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises(RunError, match=r"\.playproof.*link"):
+        prepare_served_task(task, AGENT)
+    assert victim.read_bytes() == b"untouched\n"
+    assert victim.stat().st_mode & 0o777 == 0o600
+    assert (elsewhere.stat().st_uid, elsewhere.stat().st_mode & 0o777) == (STRANGER, 0o755)
+    # With the private folder a real one, the planted temporary is replaced, not followed.
+    (task / ".playproof").unlink()
+    with contextlib.suppress(RunError):  # the synthetic answers' folder may be readable
+        prepare_served_task(task, AGENT)
+    assert victim.read_bytes() == b"untouched\n"
+    assert victim.stat().st_mode & 0o777 == 0o600
+    client = task / "run-tests"
+    assert client.is_file()
+    assert not client.is_symlink()
+    assert client.read_bytes().startswith(b"#!/usr/bin/env python3\n")
+    assert client.stat().st_mode & 0o777 == 0o755
+    assert task.stat().st_uid == 0

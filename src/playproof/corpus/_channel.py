@@ -41,6 +41,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof._atomic import write_atomic
 from playproof.core.canonical import parse_json
 from playproof.corpus._hiding import answers_files
 from playproof.corpus._jail import JailLimits, JailSpec, bubblewrap_command, bubblewrap_usable
@@ -184,8 +185,6 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
     folder = folder.resolve()
     spec = load_task(folder)
     private = folder / PRIVATE_FOLDER
-    private.mkdir(mode=0o700, exist_ok=True)
-    _install_client(folder)
     if os.geteuid() != 0:
         if not same_user:
             raise NotSupportedError(
@@ -194,13 +193,24 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
                 "the answers. Run as root, or pass --same-user to serve with every grade "
                 "untrusted (reward 0)"
             )
+        private.mkdir(mode=0o700, exist_ok=True)
+        _install_client(folder)
         return "served as the grader's own user: the agent could read the grader's secrets"
     if agent == os.geteuid():
         raise RunError("the agent's uid must differ from the grader's")
+    # The folder first: once it is the grader's (0755), nobody else can add, rename or
+    # remove a name in it, so the names checked below stay what they were checked as.
     os.chown(folder, 0, 0)
     folder.chmod(0o755)
-    os.chown(private, 0, 0)
+    if private.is_symlink() or (private.exists() and not private.is_dir()):
+        raise RunError(
+            f"{private} is a link or not a folder (planted before serving?); remove it and "
+            "serve again"
+        )
+    private.mkdir(mode=0o700, exist_ok=True)
+    os.chown(private, 0, 0, follow_symlinks=False)
     private.chmod(0o700)
+    _install_client(folder)
     for name in ("task.json", "INSTRUCTIONS.md", "PROTOCOL.md", "last.tsv", "prev.tsv"):
         path = folder / name
         if path.is_file() and not path.is_symlink():
@@ -240,10 +250,13 @@ def _install_client(folder: Path) -> None:
 
     source = Path(task_client.__file__).read_bytes()
     target = folder / CLIENT_NAME
-    temporary = folder / f".{CLIENT_NAME}.tmp"
-    temporary.write_bytes(b"#!/usr/bin/env python3\n" + source)
-    temporary.chmod(0o755)
-    temporary.replace(target)
+    # Created afresh, never through a link planted at the temporary name.
+    write_atomic(target, b"#!/usr/bin/env python3\n" + source, mode=0o755)
+    descriptor = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(descriptor, 0o755)  # what the umask took off
+    finally:
+        os.close(descriptor)
 
 
 def agent_shell_command(
