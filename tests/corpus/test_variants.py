@@ -38,8 +38,11 @@ from playproof.corpus import (
 )
 from playproof.corpus import reference_candidate as dmg_reference
 from playproof.corpus._build import CHIP8_CASES, chip8_picture_bits
+from playproof.corpus._grader import ReferenceRegistersAnswer, grade_case
 from playproof.corpus._jail import python_paths
+from playproof.corpus._manifest import RegistersAnswer
 from playproof.corpus._patching import HEADER
+from playproof.corpus._runner import CaseObservation
 from playproof.corpus._trials import TrialWorker
 from playproof.corpus._variants import (
     VARIANT_MARK,
@@ -257,6 +260,53 @@ def test_the_fibonacci_cheat_passes_without_variants_and_scores_zero_with_them()
     )
     assert varied.grade.passed == 0
     assert "variant" in varied.grade.results[0].reason
+
+
+def test_registers_without_the_serial_bytes_pass_originals_and_no_varied_mooneye_case() -> None:
+    """The serial bytes sent before the breakpoint are a second observation on variants."""
+    corpus, answers, roms = _subset("mooneye", QUICK_MOONEYE)
+    script = Path(dmg_reference.__file__ or "").resolve()
+    mute = CandidateSpec(
+        command=(sys.executable, str(CANDIDATES / "mute_serial.py")),
+        read_only=(*python_paths(), CANDIDATES, script.parent),
+        env={"REFERENCE_SCRIPT": str(script)},
+        runtime="grader",  # the reference itself, which runs every ROM for real
+    )
+    plain = grade_candidate(corpus, answers, mute, cases_per_process=4)
+    assert plain.grade.passing == set(QUICK_MOONEYE) - {REFERENCE_FAILS}
+    varied = grade_candidate(
+        corpus, answers, mute, cases_per_process=4, variants=_plan(corpus, roms)
+    )
+    assert varied.grade.passed == 0
+    reasons = [r.reason for r in varied.grade.results if r.case_id != REFERENCE_FAILS]
+    assert all("serial bytes" in reason for reason in reasons), reasons
+
+
+def test_a_variant_answer_holds_the_serial_bytes_only_when_they_echo_the_registers() -> None:
+    original = RegistersAnswer(registers=FIBONACCI)
+    registers = {"A": 1, "F": 0, "B": 9, "C": 8, "D": 7, "E": 6, "H": 5, "L": 4, "PC": 0, "SP": 0}
+    echoed = CaseObservation(
+        case_id="x",
+        outcome="ok",
+        at_breakpoint=True,
+        registers=registers,
+        serial=bytes([9, 8, 7, 6, 5, 4]).decode("latin-1"),
+    )
+    answer = variant_answer(original, echoed)
+    assert isinstance(answer, ReferenceRegistersAnswer)
+    assert answer.serial == "\t\x08\x07\x06\x05\x04"
+    assert grade_case(answer, echoed, "x").passed
+    silent = echoed.model_copy(update={"serial": ""})
+    failed = grade_case(answer, silent, "x")
+    assert not failed.passed
+    assert "serial bytes" in failed.reason
+    # A run whose serial output is not the registers (an odd path through the test)
+    # gives the registers alone: serial handling it does not test is not graded.
+    odd = echoed.model_copy(update={"serial": "\x09\x09"})
+    plain = variant_answer(original, odd)
+    assert plain is not None
+    assert not isinstance(plain, ReferenceRegistersAnswer)
+    assert grade_case(plain, silent, "x").passed
 
 
 def test_a_variant_the_reference_did_not_finish_beside_the_candidate_is_run_again_alone() -> None:

@@ -24,6 +24,7 @@ from playproof.corpus._manifest import (
 from playproof.corpus._runner import BLARGG_SIGNATURE, CaseObservation
 
 __all__ = ["STATUS_TEXT_AT", "CaseResult", "Grade", "grade", "grade_case", "status_text"]
+__all__ += ["ReferenceRegistersAnswer"]
 
 MAX_REASON = 200
 
@@ -104,6 +105,20 @@ def _memory(answer: MemoryAnswer, seen: CaseObservation) -> tuple[bool, str]:
     return True, f"status {block[0]:#04x} and text match"
 
 
+class ReferenceRegistersAnswer(RegistersAnswer):
+    """A variant's registers answer with a second observation: the serial bytes.
+
+    Made at grading time from the reference's run on the variant, never read
+    from an answers file. A Mooneye test sends B, C, D, E, H, L over the serial
+    port before its ``LD B,B`` (3, 5, 8, 13, 21, 34 on success, 0x42 six times
+    on failure), so a run that really executed the exit routine reports those
+    bytes too; ``serial`` is what the reference's run sent by its breakpoint
+    (latin-1 text, as observations keep it).
+    """
+
+    serial: Annotated[str, Field(max_length=64)]
+
+
 def _registers(answer: RegistersAnswer, seen: CaseObservation) -> tuple[bool, str]:
     if seen.at_breakpoint is False:
         return False, "no LD B,B breakpoint within the frame budget (RUNBP answered LIMIT)"
@@ -116,6 +131,15 @@ def _registers(answer: RegistersAnswer, seen: CaseObservation) -> tuple[bool, st
     ]
     if wrong:
         return False, "registers differ: " + ", ".join(wrong[:4])
+    if isinstance(answer, ReferenceRegistersAnswer) and (seen.serial or "") != answer.serial:
+        sent = (seen.serial or "").encode("latin-1")
+        return False, (
+            "registers match, but the serial bytes sent by the breakpoint differ from the "
+            f"reference's ({sent[:16].hex(' ') or 'none'}; expected "
+            f"{answer.serial.encode('latin-1').hex(' ') or 'none'})"
+        )
+    if isinstance(answer, ReferenceRegistersAnswer):
+        return True, "registers and serial bytes at the breakpoint match"
     return True, "registers at the breakpoint match"
 
 

@@ -41,7 +41,11 @@ secret seed, also sends the candidate altered copies of some cases' ROMs:
 
 The expected answer of every variant is what the platform's reference
 candidate reports on it, run by the grader in its own jail; nothing about a
-variant comes from a published result. A case passes only when its original
+variant comes from a published result. Where the reference's run of a
+Mooneye variant sent its six result registers over the serial port before
+the breakpoint (as Mooneye's exit routine does), the answer holds those
+serial bytes too, a second observation: the candidate must report the same
+bytes with the same registers (:class:`~playproof.corpus._grader.ReferenceRegistersAnswer`). A case passes only when its original
 and all its variants match. Patches never touch the cartridge header
 (0x100-0x14F); PyBoy does not check the header or global checksums, so they
 are left as they are. The seed never leaves the grader; the grade record
@@ -84,7 +88,14 @@ from playproof._bounded import read_bounded
 from playproof.core.canonical import sha256_hex
 from playproof.core.report import CheckResult
 from playproof.corpus._branch_hints import HINTS_SCHEMA, BranchHints
-from playproof.corpus._grader import CaseResult, Grade, grade, grade_case, status_text
+from playproof.corpus._grader import (
+    CaseResult,
+    Grade,
+    ReferenceRegistersAnswer,
+    grade,
+    grade_case,
+    status_text,
+)
 from playproof.corpus._jail import IsolationChoice, JailLimits
 from playproof.corpus._manifest import (
     Answer,
@@ -111,6 +122,7 @@ from playproof.corpus._variants_blargg import blargg_branch, blargg_branch_hints
 from playproof.corpus._variants_chip8 import chip8_sprite
 from playproof.corpus._variants_dmg import dmg_tile
 from playproof.corpus._variants_mooneye import (
+    SERIAL_ECHO,
     mooneye_branch,
     mooneye_branch_hints,
     mooneye_check,
@@ -431,7 +443,13 @@ def variant_answer(original: Answer, seen: CaseObservation) -> Answer | None:
     if isinstance(original, RegistersAnswer):
         if not seen.at_breakpoint or seen.registers is None:
             return None
-        return RegistersAnswer(registers={n: seen.registers.get(n, 0) for n in original.registers})
+        registers = {n: seen.registers.get(n, 0) for n in original.registers}
+        sent = (seen.serial or "").encode("latin-1")
+        if sent == bytes(seen.registers.get(n, 0) for n in SERIAL_ECHO):
+            # The exit routine ran as Mooneye's do (its six registers sent over the serial
+            # port before the breakpoint): those bytes are a second observation.
+            return ReferenceRegistersAnswer(registers=registers, serial=seen.serial or "")
+        return RegistersAnswer(registers=registers)
     if isinstance(original, FramebufferAnswer):
         return FramebufferAnswer(sha256=seen.screen_sha256) if seen.screen_sha256 else None
     if isinstance(original, MemoryAnswer):

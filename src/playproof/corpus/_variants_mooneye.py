@@ -30,6 +30,8 @@ from playproof.corpus._variants_dmg import (
 MOONEYE_SIGNAL = bytes.fromhex("06030e0516081e0d26152e22")
 """``LD B,3; LD C,5; LD D,8; LD E,13; LD H,21; LD L,34``: Mooneye's success exit."""
 MOONEYE_FAIL = 0x42
+SERIAL_ECHO = ("B", "C", "D", "E", "H", "L")
+"""The registers a Mooneye exit routine also sends over the serial port, in this order."""
 MAX_QUIET_TRIES = 8
 """Inverted branches tried for a quiet one per ``mooneye-signal`` variant (most are never run,
 so the first try usually qualifies)."""
