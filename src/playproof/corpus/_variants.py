@@ -45,8 +45,9 @@ variant comes from a published result. Where the reference's run of a
 Mooneye variant sent its six result registers over the serial port before
 the breakpoint (as Mooneye's exit routine does), the answer holds those
 serial bytes too, a second observation: the candidate must report the same
-bytes with the same registers (:class:`~playproof.corpus._grader.ReferenceRegistersAnswer`). A case passes only when its original
-and all its variants match. Patches never touch the cartridge header
+bytes with the same registers
+(:class:`~playproof.corpus._grader.ReferenceRegistersAnswer`). A case passes
+only when its original and all its variants match. Patches never touch the cartridge header
 (0x100-0x14F); PyBoy does not check the header or global checksums, so they
 are left as they are. The seed never leaves the grader; the grade record
 carries each variant's ROM digest and the SHA-256 of the seed.
