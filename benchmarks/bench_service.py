@@ -307,6 +307,15 @@ def _cli_verify(folder: Path, bodies: list[bytes], signer: SigningKey) -> float:
     return elapsed
 
 
+def _direct(bodies: list[bytes], signer: SigningKey) -> float:
+    """Seconds for ``playproof.verify_signed`` of ``bodies`` in this process, one after another."""
+    wall = time.perf_counter()
+    for body in bodies:
+        if not playproof.verify_signed(body, signer.verifying_key).clean:
+            raise RuntimeError("a benchmark record does not verify")
+    return time.perf_counter() - wall
+
+
 def _replay(
     url: str,
     folder: Path,
@@ -338,20 +347,13 @@ def _replay(
 
         upload_all(warm)  # the replay process starts and imports on its first job
 
-        def direct(batch: list[bytes]) -> float:
-            wall = time.perf_counter()
-            for body in batch:
-                if not playproof.verify_signed(body, signer.verifying_key).clean:
-                    raise RuntimeError("a benchmark record does not verify")
-            return time.perf_counter() - wall
-
         for bodies in rounds:
             command = _cli_verify(folder, bodies, signer)
             # The baseline brackets the served batch (timed just before and just after,
             # averaged), so a machine whose speed drifts meanwhile moves both sides alike.
-            before = direct(bodies)
+            before = _direct(bodies, signer)
             served = upload_all(bodies)
-            after = direct(bodies)
+            after = _direct(bodies, signer)
             ratios.append((before + after) / 2 / served)
             cli.append(command / served)
     return ratios, cli
@@ -362,13 +364,6 @@ def _steady(
 ) -> list[float]:
     """Per round: direct/served, the server replaying runs it found pending as it started."""
 
-    def direct(batch: list[bytes]) -> float:
-        wall = time.perf_counter()
-        for body in batch:
-            if not playproof.verify_signed(body, signer.verifying_key).clean:
-                raise RuntimeError("a benchmark record does not verify")
-        return time.perf_counter() - wall
-
     ratios: list[float] = []
     headers = {"Authorization": f"Bearer {token}"}
     for bodies in rounds:
@@ -378,7 +373,7 @@ def _steady(
                 client.post(f"{base}/api/v1/runs", content=b, headers=headers).json()["id"]
                 for b in bodies
             ]
-        before = direct(bodies)
+        before = _direct(bodies, signer)
         with _server(url, folder) as base, httpx.Client(timeout=30.0) as client:
             deadline = time.monotonic() + VERDICT_WAIT_S
             for run_id in ids:
@@ -386,7 +381,7 @@ def _steady(
                 while client.get(answer, params={"wait": 10}).json()["status"] == "pending":
                     if time.monotonic() > deadline:
                         raise RuntimeError("replays did not finish")
-        after = direct(bodies)
+        after = _direct(bodies, signer)
         engine = make_engine(url)
         with session_factory(engine)() as session:
             rows = session.query(Run.finished_at, Run.status).filter(Run.id.in_(ids)).all()

@@ -5,17 +5,9 @@ always answers an empty ``DATA``: the registers at a Mooneye breakpoint are
 right, and the serial bytes the exit routine sent before it are missing.
 """
 
-import importlib.util
-import os
-import sys
+from _reference import load_reference
 
-path = os.environ["REFERENCE_SCRIPT"]
-sys.path.insert(0, os.path.dirname(path))
-spec = importlib.util.spec_from_file_location("reference", path)
-assert spec is not None
-assert spec.loader is not None
-reference = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(reference)
+reference = load_reference()
 handle = reference.Session.handle
 
 

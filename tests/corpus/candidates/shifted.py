@@ -4,17 +4,11 @@
 ``REFERENCE_SCRIPT`` names the reference candidate script to wrap (stdlib + its emulator).
 """
 
-import importlib.util
 import os
-import sys
 
-path = os.environ["REFERENCE_SCRIPT"]
-sys.path.insert(0, os.path.dirname(path))
-spec = importlib.util.spec_from_file_location("reference", path)
-assert spec is not None
-assert spec.loader is not None
-reference = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(reference)
+from _reference import load_reference
+
+reference = load_reference()
 SHIFT = int(os.environ.get("SHIFT", "3"))
 handle = reference.Session.handle
 
