@@ -470,3 +470,21 @@ def test_token_cost_is_non_negative_and_cached_tokens_never_cost_more(
     with_cache = prices.cost(TokenUsage(prompt=prompt, cached=cached, completion=completion))
     without = prices.cost(TokenUsage(prompt=prompt, cached=0, completion=completion))
     assert 0 <= with_cache <= without
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Fri, 31 Dec 99999999999999999999 23:59:59 GMT",
+        "Mon, 01 Jan 2020 00:00:00 +99999999999999999999",
+    ],
+    ids=["year", "zone"],
+)
+def test_a_retry_after_date_past_any_clock_is_ignored(server: ChatServer, value: str) -> None:
+    server.plan = [
+        Reply(status=503, headers={"retry-after": value}, body=b""),
+        Reply(body=chat("up")),
+    ]
+    agent = make(server)
+    assert decide(agent).input == "up"
+    assert agent.provenance()["retries"] == 1

@@ -101,7 +101,7 @@ def _retry_after(value: str | None) -> float | None:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a year or zone past any clock
         return None
     return max(0.0, when.timestamp() - time.time())
 
