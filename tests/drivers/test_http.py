@@ -488,3 +488,28 @@ def test_a_retry_after_date_past_any_clock_is_ignored(server: ChatServer, value:
     agent = make(server)
     assert decide(agent).input == "up"
     assert agent.provenance()["retries"] == 1
+
+
+@pytest.mark.parametrize(
+    "details",
+    [None, {}, {"upstream_inference_cost": None}],
+    ids=["no-details", "empty-details", "null-upstream"],
+)
+def test_a_byok_cost_without_the_upstream_part_is_not_taken_as_the_cost(
+    server: ChatServer, details: dict[str, Any] | None
+) -> None:
+    usage: dict[str, Any] = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 500,
+        "cost": 0.0,
+        "is_byok": True,
+    }
+    if details is not None:
+        usage["cost_details"] = details
+    server.plan = [Reply(body=chat("up", usage))]
+    agent = make(server)
+    assert decide(agent).cost_usd is None  # the upstream bill is unknown: unmeasured, not 0
+    assert agent.provenance()["cost_unmeasured"] == 1
+    priced = make(server, pricing=Pricing(input_usd_per_mtok=1, output_usd_per_mtok=2))
+    assert decide(priced).cost_usd == 0.002  # the declared prices apply instead
+    assert priced.provenance()["cost_from_pricing"] == 1

@@ -3,7 +3,8 @@
 Provider-reported cost fields, in the order they are tried:
 
 - ``usage.cost`` as a number: OpenRouter (USD; with ``usage.is_byok`` the
-  upstream provider bills ``usage.cost_details.upstream_inference_cost`` on top);
+  upstream provider bills ``usage.cost_details.upstream_inference_cost`` on top,
+  and without that figure the provider's report is incomplete and not used);
 - ``usage.cost.total_cost``: Perplexity (an object with a per-part breakdown);
 - ``usage.total_cost`` as a number: gateways that flatten it;
 - the ``x-litellm-response-cost`` response header: LiteLLM proxy.
@@ -128,12 +129,17 @@ def provider_cost(usage: Mapping[str, Any], headers: Mapping[str, str]) -> float
         return _money(cost.get("total_cost"), "usage.cost.total_cost")
     amount = _money(cost, "usage.cost")
     if amount is not None:
-        details = usage.get("cost_details")
-        if usage.get("is_byok") is True and isinstance(details, Mapping):
+        if usage.get("is_byok") is True:
+            details = usage.get("cost_details")
             upstream = _money(
-                details.get("upstream_inference_cost"), "usage.cost_details.upstream_inference_cost"
+                details.get("upstream_inference_cost") if isinstance(details, Mapping) else None,
+                "usage.cost_details.upstream_inference_cost",
             )
-            amount += upstream or 0.0
+            if upstream is None:
+                # Only OpenRouter's fee is known, not the upstream provider's bill: the
+                # figure is not the cost, so it is priced from tokens or left unmeasured.
+                return None
+            amount += upstream
         return amount
     amount = _money(usage.get("total_cost"), "usage.total_cost")
     if amount is not None:
