@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from importlib import metadata
 
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from playproof.core.record import RunRecord
@@ -156,6 +157,19 @@ def _deployment_block(session: Session, run: Run) -> DeploymentBlock | None:
     )
 
 
+def _claimed_score(record: RunRecord) -> str:
+    """The score ``record`` claims, as text.
+
+    A signed record may claim more milestones than it says its contract has:
+    no score can hold that (the verdict rejects the claim), so the document
+    states the two counts as they stand instead of failing to be written.
+    """
+    try:
+        return record.score.text
+    except ValidationError:
+        return f"{len(record.claimed)} claimed of {record.milestones_total}"
+
+
 def proof_document(
     session: Session,
     run: Run,
@@ -200,7 +214,7 @@ def proof_document(
             spent_usd=record.accounting.spent_usd,
             unmeasured_decisions=record.accounting.unmeasured_decisions,
             total_latency_ms=record.accounting.total_latency_ms,
-            claimed_score=record.score.text,
+            claimed_score=_claimed_score(record),
             verified_score=score.text if score is not None else None,
             verified_milestones=list(report.verified) if report is not None else [],
             verification_trust=report.trust if report is not None else None,

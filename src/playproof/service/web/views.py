@@ -220,7 +220,14 @@ def run_view(
         diverged = frames.diverged_at
     else:
         verified = set(proof.run.verified_milestones)
-        marks = [(c.id, c.turn) for c in record.claimed if c.id in verified]
+        # A record may list one milestone any number of times: the timeline marks
+        # each verified milestone once, at its first claim, so it stays as small
+        # as the contract whatever the record holds.
+        first: dict[str, int] = {}
+        for claim in record.claimed:
+            if claim.id in verified:
+                first.setdefault(claim.id, claim.turn)
+        marks = list(first.items())
         source = (
             "the record (open the replay viewer to recompute them)"
             if proof.run.verification_mode == VerificationMode.REPLAY.value

@@ -1,0 +1,66 @@
+"""Legal but hostile signed records do not break the pages that show them.
+
+Each record here signs and parses, so the service stores it and gives its
+verdict; what it holds is picked by its uploader to strain the run page.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("jinja2", reason="the web pages need the server extra")
+
+import playproof
+from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.sign import SigningKey
+
+from .conftest import Service
+
+
+def _stored(service: Service, signer: SigningKey, record: RunRecord) -> str:
+    token = service.owner("alice", (signer.verifying_key,))
+    answer = service.upload(playproof.sign_record(record, signer).to_bytes(), token)
+    assert answer.status_code == 202, answer.text
+    run_id = str(answer.json()["id"])
+    assert service.verdict(run_id)["status"] == "rejected"
+    return run_id
+
+
+def test_a_record_claiming_more_milestones_than_its_contract_has_gets_its_pages(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    extra = tuple(
+        ClaimedMilestone(id=f"made-up-{n}", turn=1) for n in range(record_2048.milestones_total + 1)
+    )
+    record = record_2048.model_copy(update={"claimed": record_2048.claimed + extra})
+    run_id = _stored(service, signer, record)
+    claimed = f"{len(record.claimed)} claimed of {record.milestones_total}"
+    page = service.client.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    assert claimed in page.text
+    download = service.client.get(f"/runs/{run_id}/proof.json")
+    assert download.status_code == 200
+    assert download.json()["run"]["claimed_score"] == claimed
+    api = service.client.get(f"/api/v1/verifier/runs/{run_id}")
+    assert api.status_code == 200
+    assert api.json()["run"]["claimed_score"] == claimed
+
+
+def _timeline(page: str) -> str:
+    svg = page[page.index('<svg class="plot timeline"') :]
+    return svg[: svg.index("</svg>")]
+
+
+def test_a_milestone_claimed_many_times_is_marked_once_on_the_timeline(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    first = record_2048.claimed[0]
+    repeats = tuple(ClaimedMilestone(id=first.id, turn=first.turn + n) for n in range(5000))
+    record = record_2048.model_copy(update={"claimed": repeats})
+    run_id = _stored(service, signer, record)
+    page = service.client.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    timeline = _timeline(page.text)
+    assert timeline.count('<text class="label"') == 1
+    assert f"{first.id} · turn {first.turn}</text>" in timeline
+    assert len(page.text) < 100_000
