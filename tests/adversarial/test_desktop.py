@@ -12,6 +12,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
+import re
+import signal
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -304,6 +308,43 @@ def test_a_program_that_never_prompts_times_out(tmp_path: Path) -> None:
     assert tagged_processes("PLAYPROOF_TEST_TAG", tag) == []
 
 
+def test_a_program_that_never_reads_its_input_times_out(tmp_path: Path) -> None:
+    # Each input is 4 KiB: a few fill the stdin pipe of a program that never reads it.
+    tag = uuid.uuid4().hex
+    (tmp_path / "deaf.py").write_text("import time\ntime.sleep(600)\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        f'id = "deaf"\nvocabulary = ["go"]\n[launch]\ncommand = [{json.dumps(_python())}, '
+        f'"deaf.py"]\nenv = {{ PLAYPROOF_TEST_TAG = "{tag}" }}\n'
+        f'[input]\ntemplate = "{"{input}" * 16}"\nsend = {{ go = "{"x" * 256}" }}\n'
+        "[observe]\nquiet_ms = 1\nstep_timeout_s = 0.5\n"
+    )
+    game = make_game(str(spec))
+    failure: list[BaseException] = []
+
+    def play() -> None:
+        try:
+            game.reset(0)
+            for _ in range(64):
+                game.step("go")
+        except BaseException as exc:  # handed to the test thread
+            failure.append(exc)
+
+    player = threading.Thread(target=play, daemon=True)
+    player.start()
+    player.join(20)
+    hung = player.is_alive()
+    if hung and game.target_pid is not None:  # end the program: a blocked send then fails
+        os.killpg(game.target_pid, signal.SIGKILL)
+        player.join(5)
+    game.close()
+    assert not hung
+    assert len(failure) == 1
+    assert isinstance(failure[0], RunError)
+    assert re.search(r"did not read its input within 0\.5 s", str(failure[0]))
+    assert tagged_processes("PLAYPROOF_TEST_TAG", tag) == []
+
+
 def test_a_pid_file_that_never_appears_times_out(tmp_path: Path) -> None:
     (tmp_path / "idle.py").write_text("pass\n")
     spec = tmp_path / "spec.toml"
@@ -331,6 +372,12 @@ def test_a_pid_file_that_never_appears_times_out(tmp_path: Path) -> None:
             'path = "e.log"\nkind = "events"\n[rules]\nsave = [{ key = "k", file = "e", '
             'pointer = "/k" }]\n',
             "not a json collect",
+        ),
+        (
+            # 16 copies of a 256-character text and one more: over what a transcript step holds.
+            'id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["true"]\n[input]\n'
+            f'template = "{"{input}" * 16}-"\nsend = {{ a = "{"x" * 256}" }}\n',
+            "over 4096 characters",
         ),
         ("id = [", "not valid TOML"),
         ('id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["no-such-program-here"]\n', "program"),

@@ -268,7 +268,7 @@ class DesktopGame:
         text = self.spec.sent_text(word)
         if self.spec.input.via == "stdin":
             assert self._program is not None
-            delivered = self._program.send(text)
+            delivered = self._program.send(text, self.spec.observe.step_timeout_s)
         else:
             assert self.spec.input.helper is not None
             run_helper(

@@ -145,17 +145,38 @@ class Program:
                 self._last = time.monotonic()
                 self._changed.notify_all()
 
-    def send(self, text: str) -> bool:
-        """Write ``text`` to the program's stdin; False when the program closed it."""
+    def send(self, text: str, timeout_s: float) -> bool:
+        """Write ``text`` to the program's stdin; False when the program closed it.
+
+        A program that stops reading its input fills the pipe, and a plain write
+        would then wait forever: RunError when the text is not taken within ``timeout_s``.
+        """
         stream = self.process.stdin
         if stream is None:
             raise RunError(
                 "the program's standard input is not connected; send inputs via a helper"
             )
+        data = text.encode("utf-8")
+        deadline = time.monotonic() + timeout_s
         try:
-            stream.write(text.encode("utf-8"))
-            stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            writable = select.poll()
+            writable.register(fd, select.POLLOUT)
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RunError(
+                        f"the program did not read its input within {timeout_s:g} s; make it "
+                        "read its standard input, or raise observe.step_timeout_s"
+                    )
+                if not writable.poll(max(left * 1000.0, 1.0)):
+                    continue
+                try:
+                    data = data[os.write(fd, data) :]
+                except BlockingIOError:
+                    continue
+        except (ValueError, OSError):  # closed by the program (a broken pipe) or by end()
             return False
         return True
 

@@ -72,6 +72,8 @@ _PIN_DEADLINE_S = 60.0
 _PIN_CHUNK = 1 << 20
 MAX_STEP_TIMEOUT_S = 300.0
 """The longest a spec may let one input's output take."""
+_MAX_SENT_CHARS = 4096
+"""The longest text one input may send: what a transcript step records as ``sent``."""
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:+-]{1,64}$")]
@@ -220,6 +222,12 @@ class DesktopSpec(_Frozen):
         if self.observe.via == "stdout" and self.launch.mode == "pid":
             raise ValueError("a process playproof did not start is observed only via capture")
         del attached
+        for word in self.vocabulary:
+            if len(self.sent_text(word)) > _MAX_SENT_CHARS:
+                raise ValueError(
+                    f"the text sent for {word!r} is over {_MAX_SENT_CHARS} characters "
+                    "(the input template repeats {input} too often)"
+                )
         return self
 
     def sent_text(self, word: str) -> str:
