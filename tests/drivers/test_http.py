@@ -425,6 +425,9 @@ def test_the_id_drops_credentials_and_query_from_the_url() -> None:
     "options",
     [
         {"base_url": "ftp://example.test"},
+        {"base_url": "http://example.test:99999/v1"},
+        {"base_url": "http://example.test:port/v1"},
+        {"base_url": "http://[::1/v1"},
         {"extra_body": {"messages": []}},
         {"extra_body": {"x": float("nan")}},
         {"timeout_s": 0},

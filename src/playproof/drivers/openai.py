@@ -134,7 +134,11 @@ class OpenAIDriver:
     ) -> None:
         if not model or "\x00" in model:
             raise DriverError("model must be a non-empty name without NUL")
-        parts = urlsplit(base_url)
+        try:
+            parts = urlsplit(base_url)
+            _ = parts.port  # a port that is not a number in 0..65535 raises here
+        except ValueError as exc:
+            raise DriverError(f"base URL {base_url!r} cannot be parsed: {exc}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise DriverError(f"base URL must be http(s)://host[:port]/path, got {base_url!r}")
         if not (timeout_s > 0 and deadline_s > 0 and max_body_bytes > 0):
