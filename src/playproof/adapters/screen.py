@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
+import struct
 from functools import cache
 from typing import Any
 
@@ -58,6 +60,8 @@ MAX_IMAGE_SCALE = 8
 _PNG_COMPRESS_LEVEL = 1
 """Fast PNG compression: emulator screens are flat-coloured and compress well at any level."""
 _MAX_DECODED_PIXELS = MAX_IMAGE_EDGE * MAX_IMAGE_EDGE
+_PNG_HEADER = re.compile(rb"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR(.{8})", re.DOTALL)
+"""The PNG signature and the start of its IHDR chunk: width and height, 4 bytes each."""
 
 
 def frame_hash(screen: Screen) -> str:
@@ -128,14 +132,26 @@ def png_image(screen: Screen, *, scale: int, label: str | None = None) -> Image:
 
 
 def decode_png(data: bytes) -> Screen:
-    """Decode PNG bytes to an RGB screen (bounded to the image edge limit)."""
+    """Decode PNG bytes to an RGB screen (bounded to the image edge limit).
+
+    The dimensions are read from the header and checked before the image
+    library sees the file, so a decompression bomb is refused with
+    ObservationError (never the library's own bomb error or warning), and so
+    is a file whose chunks are broken.
+    """
+    header = _PNG_HEADER.match(data)
+    if header is not None:
+        width, height = struct.unpack(">II", header.group(1))
+        if width * height > _MAX_DECODED_PIXELS:
+            raise ObservationError(f"PNG of {width}x{height} px is over the bound")
     try:
         with PILImage.open(io.BytesIO(data), formats=["PNG"]) as image:
             if image.width * image.height > _MAX_DECODED_PIXELS:
                 raise ObservationError(f"PNG of {image.width}x{image.height} px is over the bound")
             rgb: Any = image.convert("RGB")
             return np.asarray(rgb, dtype=np.uint8)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as exc:
+        # The image library reports a broken chunk as SyntaxError.
         raise ObservationError(f"not a decodable PNG: {exc}") from exc
 
 
