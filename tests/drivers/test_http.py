@@ -516,3 +516,23 @@ def test_a_byok_cost_without_the_upstream_part_is_not_taken_as_the_cost(
     priced = make(server, pricing=Pricing(input_usd_per_mtok=1, output_usd_per_mtok=2))
     assert decide(priced).cost_usd == 0.002  # the declared prices apply instead
     assert priced.provenance()["cost_from_pricing"] == 1
+
+
+def test_cookies_a_server_sets_are_never_kept_or_sent_back(server: ChatServer) -> None:
+    # A server may set new cookies on every reply: a client that kept them would grow its
+    # jar, and the Cookie header it sends back, without bound over an episode.
+    server.plan = [
+        Reply(body=chat("up"), headers={"set-cookie": f"c{n}={'v' * 100}; Path=/"})
+        for n in range(3)
+    ]
+    agent = make(server)
+
+    async def three() -> None:
+        try:
+            for _ in range(3):
+                await agent.act(Observation(text="x"), [], context())
+        finally:
+            await agent.aclose()
+
+    run(three())
+    assert [seen.get("cookie") for seen in server.headers_seen] == [None, None, None]

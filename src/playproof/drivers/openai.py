@@ -5,10 +5,11 @@ key is read from an environment variable the user names (never from an
 argument, never written to the record). The response body is read as a stream
 and abandoned at the byte cap, and a gzip or deflate body is inflated by the
 driver itself under the same cap; every attempt has a timeout and the decision
-as a whole a deadline. HTTP 429 and 5xx are retried with bounded exponential
-backoff (``Retry-After`` honoured up to the backoff cap); each retry, and any
-cost a failed attempt reports, is counted in ``provenance()`` and the reported
-cost of failed attempts is charged to the decision. Everything else is a
+as a whole a deadline. Redirects are not followed and cookies are never kept.
+HTTP 429 and 5xx are retried with bounded exponential backoff (``Retry-After``
+honoured up to the backoff cap); each retry, and any cost a failed attempt
+reports, is counted in ``provenance()`` and the reported cost of failed
+attempts is charged to the decision. Everything else is a
 :class:`~playproof.errors.DriverError`.
 
 Cost: provider-reported first, else token usage times declared :class:`Pricing`,
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import http.cookiejar
 import json
 import os
 import time
@@ -291,7 +293,9 @@ class OpenAIDriver:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self._timeout_s), follow_redirects=False
+                timeout=httpx.Timeout(self._timeout_s),
+                follow_redirects=False,
+                cookies=_no_cookies(),
             )
         return self._client
 
@@ -359,6 +363,12 @@ class OpenAIDriver:
             if len(body) > self._max_body:
                 raise DriverError(f"{self.label}: the reply is over the {self._max_body}-byte cap")
         return bytes(body)
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    """A cookie jar that keeps nothing: a server setting new cookies on every reply would
+    otherwise grow it, and the Cookie header sent back, without bound."""
+    return http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 def _failed_attempt_cost(raw: bytes, headers: Mapping[str, str]) -> float | None:
