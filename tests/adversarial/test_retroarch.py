@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -249,3 +250,32 @@ def test_counted_boot_options_that_cannot_hold_are_refused() -> None:
         make_game(rom="pp-collect")
     with pytest.raises(TargetError, match="boot_frames"):
         make_game(rom="pp-collect", boot_frames=MAX_BOOT_FRAMES + 1)
+
+
+# -- a RetroArch that dies: its error is read from the tail of its log, whatever its size --
+
+_DYING_RETROARCH = """\
+import os
+import sys
+
+os.write(1, b"loading the core\\n")
+os.ftruncate(1, 8 << 40)  # a log of 8 TiB (sparse: nothing is written)
+os.lseek(1, 0, os.SEEK_END)
+os.write(1, b"fatal: the core would not load\\n")
+sys.exit(3)
+"""
+
+
+def test_a_retroarch_that_dies_with_a_huge_log_is_named_from_its_tail(tmp_path: Path) -> None:
+    program = tmp_path / "retroarch"
+    program.write_text(f"#!{sys.executable}\n{_DYING_RETROARCH}")
+    program.chmod(0o755)
+    core = tmp_path / "stand_in_libretro.so"
+    core.write_bytes(b"\x7fELF" + b"\0retro_api_version\0retro_run\0retro_serialize\0")
+    with pytest.raises(TargetError, match=r"exited \(status 3\).*the core would not load"):
+        make_game(
+            rom="pp-collect",
+            core_file=str(core),
+            retroarch=str(program),
+            boot_state="bundled:pp-collect-gambatte",
+        )

@@ -93,6 +93,8 @@ held down and dropped (measured: 5 to 8 frames in 120 lost without this gap)."""
 STALL_SECONDS = 0.3
 """A frame channel unchanged this long after an advance: the game did not count that frame."""
 SCREENSHOT_SECONDS = 5.0
+LOG_TAIL_BYTES = 400
+"""Bytes read from the end of RetroArch's log to say why it exited."""
 QUIT_SECONDS = 3.0
 LOAD_ATTEMPTS = 6
 SETTLE_SECONDS = 0.25
@@ -418,10 +420,19 @@ class RetroArchGame:
     def _check_alive(self) -> None:
         process = self._process
         if process is not None and process.poll() is not None:
-            tail = (self._folder / "retroarch.log").read_bytes()[-400:].decode(errors="replace")
+            tail = self._log_tail().decode(errors="replace")
             raise TargetError(
                 f"RetroArch exited (status {process.returncode}): {tail.strip()[-200:]}"
             )
+
+    def _log_tail(self) -> bytes:
+        """The last LOG_TAIL_BYTES of RetroArch's log (the log itself may be any size)."""
+        try:
+            with (self._folder / "retroarch.log").open("rb") as log:
+                log.seek(max(log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES, 0))
+                return log.read(LOG_TAIL_BYTES)
+        except OSError:
+            return b""
 
     def _make_boot_state(self) -> bytes:
         """Run until ``ready_channel`` is non-zero, save a state while running, read it back."""
