@@ -64,3 +64,16 @@ def test_a_milestone_claimed_many_times_is_marked_once_on_the_timeline(
     assert timeline.count('<text class="label"') == 1
     assert f"{first.id} · turn {first.turn}</text>" in timeline
     assert len(page.text) < 100_000
+
+
+def test_the_grade_pages_remember_no_corpus_an_uploader_names() -> None:
+    """Only shipped corpora are remembered: every id and digest a record names is not."""
+    from playproof.corpus import SHIPPED
+    from playproof.service.web import grades
+
+    for n in range(len(SHIPPED) + 5):
+        assert grades._shipped_cases(f"{'x' * 100_000}-{n}", f"{n:064x}") is None
+        assert grades._shipped_cases(SHIPPED[0], f"{n:064x}") is None
+    caches = [f for f in vars(grades).values() if type(f).__name__ == "_lru_cache_wrapper"]
+    assert caches
+    assert sum(f.cache_info().currsize for f in caches) <= len(SHIPPED)

@@ -198,19 +198,32 @@ def grade_list(session: Session, page: int) -> tuple[list[GradeLine], int, int]:
 
 
 @functools.cache
-def _shipped_cases(corpus_id: str, corpus_digest: str) -> dict[str, tuple[str, str]] | None:
-    """Suite and mode per case id of the shipped corpus ``corpus_id`` when its digest matches."""
-    from playproof.corpus import SHIPPED, load_manifest, shipped_paths
+def _shipped_manifest(corpus_id: str) -> tuple[str, dict[str, tuple[str, str]]] | None:
+    """The digest of the shipped corpus ``corpus_id`` and the suite and mode of each case."""
+    from playproof.corpus import load_manifest, shipped_paths
 
-    if corpus_id not in SHIPPED:
-        return None
     try:
         manifest = load_manifest(shipped_paths(corpus_id)[0])
     except PlayproofError:
         return None
-    if manifest.digest != corpus_digest:
+    return manifest.digest, {case.id: (case.suite, case.mode) for case in manifest.cases}
+
+
+def _shipped_cases(corpus_id: str, corpus_digest: str) -> dict[str, tuple[str, str]] | None:
+    """Suite and mode per case id of the shipped corpus ``corpus_id`` when its digest matches.
+
+    Only shipped corpora are remembered, one entry each: the ids and digests
+    records name are chosen by their uploaders, and keeping each one seen
+    would let uploads grow the server's memory without end.
+    """
+    from playproof.corpus import SHIPPED
+
+    if corpus_id not in SHIPPED:
         return None
-    return {case.id: (case.suite, case.mode) for case in manifest.cases}
+    shipped = _shipped_manifest(corpus_id)
+    if shipped is None or shipped[0] != corpus_digest:
+        return None
+    return shipped[1]
 
 
 _LINEAGE_COLUMNS = (
