@@ -536,3 +536,17 @@ def test_cookies_a_server_sets_are_never_kept_or_sent_back(server: ChatServer) -
 
     run(three())
     assert [seen.get("cookie") for seen in server.headers_seen] == [None, None, None]
+
+
+@pytest.mark.parametrize("key", ["sk-secret-123\r", "sk-secret-123\n", "sk-secrét"])
+def test_a_key_no_header_can_carry_is_refused_without_quoting_it(
+    server: ChatServer, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    # A key file saved with Windows line endings leaves a carriage return in the variable;
+    # the HTTP library's complaint about the header would quote the whole key.
+    monkeypatch.setenv("PLAYPROOF_TEST_KEY", key)
+    with pytest.raises(DriverError) as refused:
+        decide(make(server, api_key_env="PLAYPROOF_TEST_KEY"))
+    assert "PLAYPROOF_TEST_KEY" in str(refused.value)
+    assert "secr" not in str(refused.value)
+    assert server.requests == []

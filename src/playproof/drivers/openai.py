@@ -163,6 +163,12 @@ class OpenAIDriver:
             key = os.environ.get(api_key_env, "")
             if not key:
                 raise DriverError(f"the environment variable {api_key_env} (API key) is not set")
+            if not all("!" <= char <= "~" for char in key):
+                # Never quoted: the HTTP library's own complaint would print the whole key.
+                raise DriverError(
+                    f"the API key in {api_key_env} holds white space, a control character or a "
+                    "non-ASCII character, which no HTTP header can carry"
+                )
             self._headers["authorization"] = f"Bearer {key}"
         self._model = model
         self._url = base_url.rstrip("/") + "/chat/completions"
