@@ -6,12 +6,15 @@ verdict; what it holds is picked by its uploader to strain the run page.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("jinja2", reason="the web pages need the server extra")
 
 import playproof
 from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.service.web.frames import cached_index, ensure_frames
 from playproof.sign import SigningKey
 
 from .conftest import Service
@@ -77,3 +80,20 @@ def test_the_grade_pages_remember_no_corpus_an_uploader_names() -> None:
     caches = [f for f in vars(grades).values() if type(f).__name__ == "_lru_cache_wrapper"]
     assert caches
     assert sum(f.cache_info().currsize for f in caches) <= len(SHIPPED)
+
+
+def test_a_record_repeating_its_claims_gets_frames_that_are_read_back_from_the_cache(
+    tmp_path: Path, record_2048: RunRecord
+) -> None:
+    """The frame index keeps one claim per milestone of the contract, so it stays small
+    and its cache entry is used again (an unreadable index was drawn again every view)."""
+    first = record_2048.claimed[0]
+    claims = [ClaimedMilestone(id=first.id, turn=n) for n in range(200_000)]
+    claims += [ClaimedMilestone(id=f"made-up-{n}", turn=1) for n in range(1000)]
+    record = record_2048.model_copy(update={"claimed": tuple(claims)})
+    digest = "ab" * 32
+    index = ensure_frames(tmp_path, record, digest)
+    assert [(m.id, m.turn) for m in index.claimed] == [(first.id, 0)]
+    assert index.divergence is not None  # every claim still counts where replay parts
+    assert cached_index(tmp_path, digest) == index
+    assert (tmp_path / digest / "index.json").stat().st_size < 10_000

@@ -31,7 +31,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
@@ -42,7 +42,7 @@ from playproof._bounded import read_bounded
 from playproof.core.contract import contract_hash
 from playproof.core.game import Advancing, Game, Snapshot
 from playproof.core.observation import MAX_IMAGE_BYTES, MAX_TEXT_CHARS, Observation
-from playproof.core.record import RunRecord, parse_run_record
+from playproof.core.record import ClaimedMilestone, RunRecord, parse_run_record
 from playproof.core.tracker import MilestoneTracker
 from playproof.errors import FormatError, PlayproofError, ServiceError
 from playproof.targets import Target, get_target
@@ -188,8 +188,11 @@ class FrameIndex(BaseModel):
     """What the cache holds for one record: frames ``0..turns`` and the milestone turns.
 
     ``verified`` are the milestones the server's replay reached; ``claimed``
-    the ones the record claims. ``diverged_at`` is the first turn at which
-    they disagree (None when replay agrees with every claim).
+    the record's first claim of each milestone of the packaged contract (a
+    record may repeat a claim or name made-up milestones any number of times;
+    the index stays as small as the contract). ``diverged_at`` is the first
+    turn at which replay and every claim of the record disagree (None when
+    replay agrees with them all).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -285,7 +288,7 @@ def _snapshots(game: Game, inputs: tuple[str, ...], seen: set[str]) -> Iterator[
 
 
 def _divergence(
-    verified: tuple[MilestoneMark, ...], claimed: tuple[MilestoneMark, ...]
+    verified: tuple[MilestoneMark, ...], claimed: Sequence[ClaimedMilestone]
 ) -> tuple[int | None, str | None]:
     reached = {mark.id: mark.turn for mark in verified}
     found: list[tuple[int, str]] = []
@@ -407,9 +410,14 @@ def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> Fram
     verified = tuple(
         MilestoneMark(id=m.id, turn=m.turn) for m in (tracker.verified if tracker else ())
     )
-    claimed = tuple(MilestoneMark(id=c.id, turn=c.turn) for c in record.claimed)
+    known = {milestone.id for milestone in target.contract.milestones}
+    first: dict[str, int] = {}
+    for claim in record.claimed:
+        if claim.id in known:
+            first.setdefault(claim.id, claim.turn)
+    claimed = tuple(MilestoneMark(id=name, turn=turn) for name, turn in first.items())
     diverged_at, divergence = (
-        _divergence(verified, claimed)
+        _divergence(verified, record.claimed)
         if tracker is not None
         else (None, "the record's contract is not the packaged one: milestones are not marked")
     )
