@@ -411,11 +411,11 @@ def generate_frames(record: RunRecord, record_digest: str, folder: Path) -> Fram
         MilestoneMark(id=m.id, turn=m.turn) for m in (tracker.verified if tracker else ())
     )
     known = {milestone.id for milestone in target.contract.milestones}
-    first: dict[str, int] = {}
+    first_claims: dict[str, int] = {}
     for claim in record.claimed:
         if claim.id in known:
-            first.setdefault(claim.id, claim.turn)
-    claimed = tuple(MilestoneMark(id=name, turn=turn) for name, turn in first.items())
+            first_claims.setdefault(claim.id, claim.turn)
+    claimed = tuple(MilestoneMark(id=name, turn=turn) for name, turn in first_claims.items())
     diverged_at, divergence = (
         _divergence(verified, record.claimed)
         if tracker is not None
