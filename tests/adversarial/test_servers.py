@@ -4,10 +4,11 @@ A real TCP server on loopback answers each POST with raw bytes written by one
 named behaviour: bodies far over the size bound (declared, undeclared,
 chunked, endless), a slow drip, malformed or wrongly shaped JSON, JSON nested
 past any parser's stack, a huge answer, invalid UTF-8, absurd cost fields, a
-redirect loop, a connection closed mid-body, endless headers. Each decision
-ends in a typed error (or the documented ``noop`` / unmeasured outcome) within
-the driver's bounds, lowered here so the suite stays quick; a whole episode
-against a hostile server raises and leaves no record behind.
+redirect loop, a connection closed mid-body, endless headers, a long garbage
+status line. Each decision ends in a typed error (or the documented ``noop`` /
+unmeasured outcome) within the driver's bounds, lowered here so the suite
+stays quick; a whole episode against a hostile server raises and leaves no
+record behind.
 """
 
 from __future__ import annotations
@@ -440,3 +441,16 @@ def test_an_episode_of_noop_answers_records_noop_and_verifies(server: HostileSer
     record = playproof.run("native/2048", _driver(server), max_turns=3)
     assert record.inputs == (NOOP,) * 3 or list(record.inputs) == [NOOP] * 3
     assert playproof.verify_record(record).clean
+
+
+def _long_garbage_status_line(sock: socket.socket, stop: threading.Event) -> None:
+    sock.sendall(b"X" * 60_000 + b"\r\n\r\n")
+
+
+@pytest.mark.timeout(30)
+def test_a_protocol_error_quotes_little_of_what_the_server_sent(server: HostileServer) -> None:
+    # The HTTP library's message quotes the whole bad line; the error keeps a snippet of it.
+    server.behaviour = _long_garbage_status_line
+    with pytest.raises(DriverError, match="RemoteProtocolError: illegal status line") as failed:
+        _decide(_driver(server))
+    assert len(str(failed.value)) < 1000

@@ -63,7 +63,7 @@ DEFAULT_BACKOFF_S = 0.5
 DEFAULT_MAX_BACKOFF_S = 8.0
 """Cap on one backoff, ``Retry-After`` included."""
 ERROR_SNIPPET_CHARS = 300
-"""How much of an error body an error message quotes."""
+"""How much of an error body, or of the HTTP library's complaint, an error message quotes."""
 _RESERVED_BODY_KEYS = frozenset({"model", "messages", "stream"})
 _SOURCE_COUNTER = {
     "provider": "cost_from_provider",
@@ -327,7 +327,9 @@ class OpenAIDriver:
         except (TimeoutError, httpx.TimeoutException):
             raise DriverError(f"{self.label}: no complete reply within {limit:.3g} s") from None
         except httpx.HTTPError as exc:
-            raise DriverError(f"{self.label}: {type(exc).__name__}: {exc}") from None
+            # The library's message may quote what the server sent (a whole bad status line).
+            said = str(exc)[:ERROR_SNIPPET_CHARS]
+            raise DriverError(f"{self.label}: {type(exc).__name__}: {said}") from None
         status = response.status_code
         try:
             raw = decode_content(
