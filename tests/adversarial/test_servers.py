@@ -454,3 +454,29 @@ def test_a_protocol_error_quotes_little_of_what_the_server_sent(server: HostileS
     with pytest.raises(DriverError, match="RemoteProtocolError: illegal status line") as failed:
         _decide(_driver(server))
     assert len(str(failed.value)) < 1000
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("usage", "error"),
+    [
+        ({"cost": "x" * 500_000}, CostError),
+        ({"total_cost": [0.01] * 100_000}, CostError),
+        (
+            {
+                "prompt_tokens": 1,
+                "completion_tokens": 1,
+                "prompt_tokens_details": {"cached_tokens": int("9" * 4000)},
+            },
+            DriverError,
+        ),
+    ],
+    ids=["long string", "long list", "long number"],
+)
+def test_a_cost_error_quotes_little_of_the_reported_value(
+    server: HostileServer, usage: dict[str, Any], error: type[Exception]
+) -> None:
+    server.behaviour = _complete(_chat("up", usage))
+    with pytest.raises(error) as failed:
+        _decide(_driver(server, max_body_bytes=2 << 20))
+    assert len(str(failed.value)) < 1000

@@ -37,6 +37,8 @@ LITELLM_COST_HEADER = "x-litellm-response-cost"
 _PER_MILLION = 1_000_000
 MAX_TOKEN_COUNT = 2**53
 """The largest token count believed (every count up to it is exact as a float)."""
+_SHOWN_CHARS = 40
+"""How much of a reported value an error message quotes."""
 
 CostSource = Literal["provider", "pricing", "unmeasured"]
 _Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -86,6 +88,13 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _shown(value: object) -> str:
+    """A reported value as an error message quotes it: a number or a string cut short,
+    anything else named by its type (the server chose its size)."""
+    text = repr(value) if isinstance(value, str | int | float) else type(value).__name__
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}..."
+
+
 def _money(value: object, where: str) -> float | None:
     """A reported amount: None when absent, CostError when present but not a sane number."""
     if value is None:
@@ -94,9 +103,11 @@ def _money(value: object, where: str) -> float | None:
         try:
             value = float(value)
         except ValueError:
-            raise CostError(f"the provider reported {where} = {value!r}, not a number") from None
+            raise CostError(
+                f"the provider reported {where} = {_shown(value)}, not a number"
+            ) from None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CostError(f"the provider reported {where} = {value!r}, not a number")
+        raise CostError(f"the provider reported {where} = {_shown(value)}, not a number")
     try:
         amount = float(value)
     except OverflowError:  # an integer past any float: JSON allows any number of digits
@@ -118,7 +129,9 @@ def token_usage(usage: Mapping[str, Any]) -> TokenUsage | None:
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
     cached = cached or 0
     if cached > prompt:
-        raise DriverError(f"the provider reported {cached} cached of {prompt} prompt tokens")
+        raise DriverError(
+            f"the provider reported {_shown(cached)} cached of {prompt} prompt tokens"
+        )
     return TokenUsage(prompt=prompt, cached=cached, completion=completion)
 
 
