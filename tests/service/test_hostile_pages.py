@@ -6,6 +6,8 @@ verdict; what it holds is picked by its uploader to strain the run page.
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,12 @@ pytest.importorskip("jinja2", reason="the web pages need the server extra")
 
 import playproof
 from playproof.core.record import ClaimedMilestone, RunRecord
+from playproof.corpus import CandidatePin, CaseResult, GradeRecord, sign_grade
 from playproof.service.web.frames import cached_index, ensure_frames
+from playproof.service.web.grades import MAX_CASE_ID_CHARS, MAX_LISTED_CASES
 from playproof.sign import SigningKey
 
-from .conftest import Service
+from .conftest import VERDICT_WAIT_S, Service
 
 
 def _stored(service: Service, signer: SigningKey, record: RunRecord) -> str:
@@ -97,3 +101,51 @@ def test_a_record_repeating_its_claims_gets_frames_that_are_read_back_from_the_c
     assert index.divergence is not None  # every claim still counts where replay parts
     assert cached_index(tmp_path, digest) == index
     assert (tmp_path / digest / "index.json").stat().st_size < 10_000
+
+
+def _settled(service: Service, grade_id: str) -> None:
+    deadline = time.monotonic() + VERDICT_WAIT_S
+    while service.client.get(f"/api/v1/grades/{grade_id}").json()["status"] == "pending":
+        assert time.monotonic() < deadline, "the grade stayed pending"
+        time.sleep(0.05)
+
+
+def _grade(cases: list[str], passed: bool, number: int) -> GradeRecord:
+    return GradeRecord(
+        corpus_id="my-corpus",
+        corpus_version="1",
+        corpus_digest="a" * 64,
+        candidate=CandidatePin(command=["./candidate"], build_digest=str(number % 2) * 64),
+        isolation="rlimits",
+        limits={"cpu_seconds": 1.0},
+        results=[CaseResult(case_id=c, passed=passed, reason="why") for c in cases],
+        passed=len(cases) if passed else 0,
+        denominator=len(cases),
+        started_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=number),
+        finished_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )
+
+
+def test_a_grade_history_of_long_case_ids_names_them_cut(
+    service: Service, signer: SigningKey
+) -> None:
+    """Every step names up to MAX_LISTED_CASES cases: each name is cut, so the page stays
+    small however long the ids its uploader chose (each step repeated them in full)."""
+    token = service.owner("alice", (signer.verifying_key,))
+    cases = [f"case-{n}-" + "x" * 20_000 for n in range(MAX_LISTED_CASES)]
+    grade_id = ""
+    for number in range(6):  # every case passes, then fails, then passes again ...
+        body = sign_grade(_grade(cases, number % 2 == 0, number), signer).to_bytes()
+        answer = service.client.post(
+            "/api/v1/grades", content=body, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 202, answer.text
+        grade_id = answer.json()["id"]
+        _settled(service, grade_id)
+    page = service.client.get(f"/grades/{grade_id}")
+    assert page.status_code == 200
+    history = page.text[page.text.index('id="history"') : page.text.index('id="cases-h"')]
+    assert "Regressed (40)" in history
+    assert "x" * (MAX_CASE_ID_CHARS + 1) not in history
+    assert f"<code>{cases[0][: MAX_CASE_ID_CHARS - 1]}…</code>" in history
+    assert len(history) < 200_000

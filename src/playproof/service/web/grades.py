@@ -36,6 +36,7 @@ from playproof.service.web.plots import suite_chart
 __all__ = [
     "CASES_PAGE",
     "GRADES_PAGE",
+    "MAX_CASE_ID_CHARS",
     "MAX_LINEAGE_SCAN",
     "GradeLine",
     "GradeView",
@@ -52,6 +53,13 @@ MAX_LINEAGE_SCAN = 200
 """The most earlier grades of the same owner and corpus read to build a grade's history."""
 MAX_LISTED_CASES = 40
 """Case ids a history step names in full before it says how many more there are."""
+MAX_CASE_ID_CHARS = 200
+"""The most characters of a case id a history step shows (a longer id is cut, marked …).
+
+Every step of a history may name the same cases again, so without a cut the
+page grew with the steps times the length of ids an uploader chose (shipped
+case ids are under 50 characters).
+"""
 UNKNOWN = "not known"
 
 
@@ -105,7 +113,8 @@ class HistoryStep:
     denominator: int
     submitted_at: datetime
     newly_passing: tuple[str, ...]
-    """The first MAX_LISTED_CASES cases newly passing, in this grade's case order."""
+    """The first MAX_LISTED_CASES cases newly passing, in this grade's case order (each id
+    cut to MAX_CASE_ID_CHARS)."""
     regressed: tuple[str, ...]
     """The first MAX_LISTED_CASES cases that passed before and fail now, likewise."""
     newly_passing_count: int
@@ -308,7 +317,14 @@ class _CaseOrder:
     def first(self, cases: frozenset[str]) -> tuple[str, ...]:
         """The first MAX_LISTED_CASES of ``cases`` in this order (their positions sorted in C)."""
         first = sorted(map(self.position.__getitem__, cases))[:MAX_LISTED_CASES]
-        return tuple(self.cases[index] for index in first)
+        return tuple(_cut(self.cases[index]) for index in first)
+
+
+def _cut(case_id: str) -> str:
+    """``case_id`` as a history step names it: at most MAX_CASE_ID_CHARS characters."""
+    if len(case_id) <= MAX_CASE_ID_CHARS:
+        return case_id
+    return case_id[: MAX_CASE_ID_CHARS - 1] + "…"
 
 
 _BITS = bytes.maketrans(b"01", b"\x00\x01")
