@@ -6,6 +6,7 @@ verdict; what it holds is picked by its uploader to strain the run page.
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ from playproof.service.web.frames import cached_index, ensure_frames
 from playproof.service.web.grades import MAX_CASE_ID_CHARS, MAX_LISTED_CASES
 from playproof.sign import SigningKey
 
-from .conftest import VERDICT_WAIT_S, Service
+from .conftest import VERDICT_WAIT_S, Service, calls_to
 
 
 def _stored(service: Service, signer: SigningKey, record: RunRecord) -> str:
@@ -149,3 +150,33 @@ def test_a_grade_history_of_long_case_ids_names_them_cut(
     assert "x" * (MAX_CASE_ID_CHARS + 1) not in history
     assert f"<code>{cases[0][: MAX_CASE_ID_CHARS - 1]}…</code>" in history
     assert len(history) < 200_000
+
+
+def test_a_grade_history_reads_a_bounded_amount_of_case_ids(
+    service: Service, signer: SigningKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each distinct case order of a lineage is read in full: past a budget of bytes the
+    older grades are left out (200 orders of 16 MiB were read on every anonymous view)."""
+    from playproof.service.web import grades
+
+    token = service.owner("alice", (signer.verifying_key,))
+    ids = []
+    for number in range(5):  # every grade orders its cases in a way of its own
+        cases = [f"order-{number}-case-{n}-" + "y" * 100 for n in range(10)]
+        body = sign_grade(_grade(cases, number % 2 == 0, number), signer).to_bytes()
+        answer = service.client.post(
+            "/api/v1/grades", content=body, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 202, answer.text
+        ids.append(answer.json()["id"])
+        _settled(service, ids[-1])
+    one_order = len(json.dumps([f"order-0-case-{n}-" + "y" * 100 for n in range(10)]))
+    monkeypatch.setattr(grades, "MAX_LINEAGE_CASE_BYTES", 3 * one_order, raising=False)
+    read = calls_to(monkeypatch, grades, "_case_orders", 1)
+    page = service.client.get(f"/grades/{ids[-1]}")
+    assert page.status_code == 200
+    assert len(read) == 1
+    assert len(read[0]) == 3  # the newest three orders fit the budget
+    history = page.text[page.text.index('id="history"') : page.text.index('id="cases-h"')]
+    shown = [grade_id for grade_id in ids if f'data-grade="{grade_id}"' in history]
+    assert shown == ids[-3:]

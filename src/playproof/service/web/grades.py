@@ -20,6 +20,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from markupsafe import Markup
 from sqlalchemy import func, select
@@ -37,6 +38,7 @@ __all__ = [
     "CASES_PAGE",
     "GRADES_PAGE",
     "MAX_CASE_ID_CHARS",
+    "MAX_LINEAGE_CASE_BYTES",
     "MAX_LINEAGE_SCAN",
     "GradeLine",
     "GradeView",
@@ -51,6 +53,14 @@ CASES_PAGE = 500
 """Cases shown per page of a grade's page (``?page=``); its suite counts cover every case."""
 MAX_LINEAGE_SCAN = 200
 """The most earlier grades of the same owner and corpus read to build a grade's history."""
+MAX_LINEAGE_CASE_BYTES = 32 << 20
+"""The most bytes of case ids (each distinct case order once) a grade's history reads.
+
+The grade's own order is always read; older grades whose orders would pass
+the bound are left out of the history, which then starts with the oldest one
+read (each order may be as large as an upload: 200 of them were read on every
+view).
+"""
 MAX_LISTED_CASES = 40
 """Case ids a history step names in full before it says how many more there are."""
 MAX_CASE_ID_CHARS = 200
@@ -278,6 +288,7 @@ def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
         and row.case_ids_sha256 is not None
         and row.passing is not None
     ]
+    members = _within_budget(session, members)
     orders = _case_orders(session, {row.case_ids_sha256: row.id for row in members})
     steps: list[HistoryStep] = []
     before: frozenset[str] = frozenset()
@@ -304,6 +315,30 @@ def _lineage(session: Session, grade: Grade) -> list[HistoryStep]:
         )
         before = passing
     return list(reversed(steps))
+
+
+def _within_budget(session: Session, members: list[Any]) -> list[Any]:
+    """The newest of ``members`` (oldest first) whose distinct case orders fit
+    MAX_LINEAGE_CASE_BYTES; the last member (the grade shown) is always kept."""
+    if not members:
+        return members
+    holders = {row.case_ids_sha256: row.id for row in members}
+    rows = session.execute(
+        select(Grade.case_ids_sha256, func.length(Grade.case_ids)).where(
+            Grade.id.in_(list(holders.values()))
+        )
+    )
+    sizes = {digest: size for digest, size in rows}
+    spent, counted = 0, set()
+    for place in range(len(members) - 1, -1, -1):
+        digest = members[place].case_ids_sha256
+        if digest in counted:
+            continue
+        spent += sizes.get(digest) or 0
+        if spent > MAX_LINEAGE_CASE_BYTES and place < len(members) - 1:
+            return members[place + 1 :]
+        counted.add(digest)
+    return members
 
 
 @dataclass(frozen=True)
