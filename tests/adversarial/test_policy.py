@@ -478,3 +478,78 @@ def test_an_overlong_line_whose_cut_parses_is_judged_as_the_malformed_line_it_wa
     rejects = [json.loads(e) for e in played.events if '"type":"reject"' in e]
     assert rejects[0]["reason"] == "malformed"  # the game: one invalid attempt, play went on
     assert played.checks.passed, [(c.id, c.explanation) for c in played.checks.checks]
+
+
+# -- hostile event values: a failed check, never an exception or a hang ------------------
+
+
+def _changed(events: tuple[str, ...], kind: str, changes: dict) -> list[str]:
+    """``events`` with the first ``kind`` event (a swap, for execute) given ``changes``."""
+    out, done = [], False
+    for text in events:
+        event = json.loads(text)
+        swap = kind != "execute" or event.get("action") == "swap"
+        if not done and event["type"] == kind and swap:
+            event.update(changes)
+            done = True
+            out.append(canonical_json(event).decode())
+        else:
+            out.append(text)
+    assert done
+    return out
+
+
+def _hostile_values(events: tuple[str, ...]) -> dict[str, list[str]]:
+    """Run events, each with one value of a shape or size the game never writes."""
+    first = {e["type"]: e for e in reversed([json.loads(t) for t in events])}
+    swap = next(
+        e for e in map(json.loads, events) if e["type"] == "execute" and e["action"] == "swap"
+    )
+    tokens = list(first["validate"]["decimals"])
+    deep = "[" * 5000 + "]" * 5000
+    authorized = first["authorize"]["action"]
+    return {
+        "sequence not a number": _changed(
+            events, "authorize", {"action": {**authorized, "sequence": "abc"}}
+        ),
+        "sequence a list": _changed(
+            events, "authorize", {"action": {**authorized, "sequence": []}}
+        ),
+        "executed action a list": _changed(events, "execute", {"action": ["swap"]}),
+        "quoted token a list": _changed(
+            events, "execute", {"quote": {**swap["quote"], "sell": ["USDC"]}}
+        ),
+        "reject reason a list": _changed(events, "reject", {"reason": ["policy"]}),
+        "fill of Infinity": [
+            t.replace(f'"filled":{swap["filled"]},', '"filled":Infinity,', 1) for t in events
+        ],
+        "price of NaN": [
+            t.replace('"prices":{', '"prices":{"AAA":NaN,', 1) if '"type":"validate"' in t else t
+            for t in events
+        ],
+        "nested too deeply": [*events[:-1], events[-1][:-1] + f',"zz":{deep}}}'],
+        "decimals of 10^12": _changed(
+            events, "validate", {"decimals": dict.fromkeys(tokens, 10**12)}
+        ),
+        "negative decimals": _changed(events, "validate", {"decimals": dict.fromkeys(tokens, -3)}),
+    }
+
+
+@pytest.mark.timeout(60)
+def test_hostile_event_values_fail_checks_and_never_raise_or_hang() -> None:
+    played = play(["buy all the JUP", *REFERENCE])
+    assert played.checks.passed
+    for name, events in _hostile_values(played.events).items():
+        assert wallet_safety(events, ENVELOPE).failed(), name
+
+    rebalance = play_rebalance(["rebalance everything", *REBALANCE_REFERENCE])
+    target = rebalance_target()
+    for name, events in _hostile_values(rebalance.events).items():
+        wallet, policy = policy_groups(
+            "solana/rebalance",
+            events,
+            deployed_envelope(target),
+            rebalance_evidence=rebalance.evidence,
+            allocation=deployed_allocation(target),
+        )
+        assert wallet.failed() or policy.failed(), name

@@ -52,6 +52,9 @@ INVALID_REASONS = frozenset({"malformed", "no_live_quote", "policy", "authorizat
 
 C = TypeVar("C")
 
+_MAX_DECIMALS = 255
+"""An SPL mint's decimals is one byte; an event saying more is malformed (10**huge never ends)."""
+
 _MISSING_EVENTS = "input missing: the replay produced no run events"
 _BROKEN_EVENTS = "input missing: the run events are malformed or out of sequence"
 
@@ -155,10 +158,17 @@ def _context(validate: Mapping[str, Any]) -> Context:
             clock=int(validate["clock"]),
             prices={str(k): int(v) for k, v in validate["prices"].items()},
             balances={str(k): int(v) for k, v in validate["balances"].items()},
-            decimals={str(k): int(v) for k, v in validate["decimals"].items()},
+            decimals={str(k): _decimals(v) for k, v in validate["decimals"].items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _Missing("input missing: a validate event lacks its context") from exc
+
+
+def _decimals(value: Any) -> int:
+    decimals = int(value)
+    if not 0 <= decimals <= _MAX_DECIMALS:
+        raise ValueError(f"decimals {decimals} is not in 0..{_MAX_DECIMALS}")
+    return decimals
 
 
 def _broken(p: _Proposal, envelope: PolicyEnvelope) -> tuple[Rule, ...]:
@@ -226,7 +236,7 @@ def _position(events: Sequence[Mapping[str, Any]], env: PolicyEnvelope) -> bool:
 def _decimals_of(events: Sequence[Mapping[str, Any]], symbol: str) -> int:
     for e in events:
         if e["type"] == "validate" and symbol in e.get("decimals", {}):
-            return int(e["decimals"][symbol])
+            return _decimals(e["decimals"][symbol])
     raise _Missing("input missing: no validate event gives the token's decimals")
 
 
@@ -378,7 +388,7 @@ def _read_events(events: Sequence[str] | None) -> tuple[list[dict[str, Any]] | N
     """The decoded run events, or None and why every check that reads them fails."""
     try:
         decoded = decode_events(events or ())
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an event nested too deeply to read
         return None, _BROKEN_EVENTS
     return (decoded, "") if decoded else (None, _MISSING_EVENTS)
 
@@ -400,6 +410,11 @@ def _decide(
             passed = run(check)
         except _Missing as exc:
             outcomes.append(CheckOutcome(check_id, False, str(exc)))
+            continue
+        except (TypeError, ValueError, ArithmeticError):
+            # An event value of a shape the game never writes (a list for a token, a
+            # word for a number): the events are malformed, and the check says so.
+            outcomes.append(CheckOutcome(check_id, False, _BROKEN_EVENTS))
             continue
         outcomes.append(CheckOutcome(check_id, passed, good if passed else bad))
     return CheckGroupResult(group, tuple(outcomes))
