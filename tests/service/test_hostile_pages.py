@@ -180,3 +180,22 @@ def test_a_grade_history_reads_a_bounded_amount_of_case_ids(
     history = page.text[page.text.index('id="history"') : page.text.index('id="cases-h"')]
     shown = [grade_id for grade_id in ids if f'data-grade="{grade_id}"' in history]
     assert shown == ids[-3:]
+
+
+def test_a_run_page_and_its_proof_download_parse_no_record_of_their_own(
+    service: Service,
+    signer: SigningKey,
+    record_2048: RunRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The proof document on a run page is built from the pages' parsed record: a record
+    near the upload limit took a third of a second to parse again on every view."""
+    from playproof.service.proofs import services as proofs
+
+    token = service.owner("alice", (signer.verifying_key,))
+    run_id = service.upload_verified(signer, record_2048, token)
+    assert service.client.get(f"/runs/{run_id}").status_code == 200
+    parsed = calls_to(monkeypatch, proofs, "signed_record")
+    for path in (f"/runs/{run_id}", f"/runs/{run_id}?page=1", f"/runs/{run_id}/proof.json"):
+        assert service.client.get(path).status_code == 200
+    assert parsed == []

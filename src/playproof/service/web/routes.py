@@ -214,7 +214,7 @@ def run_page(
     if record is None:
         raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
     shown = decisions_shown(len(record.decisions), page)  # a 404 past the last page
-    proof = proof_document(session, run, service_state(request).log_key)
+    proof = proof_document(session, run, service_state(request).log_key, record=record)
     cache = _frames_cache(request)
     deployed = session.get(Deployment, run.deployment_id) if run.deployment_id else None
     envelope = deployed.policy_envelope if deployed is not None else None
@@ -264,9 +264,12 @@ def record_download(run_id: str, session: ReadSession, viewer: ViewerDep) -> Res
 def proof_download(
     run_id: str, request: Request, session: ReadSession, viewer: ViewerDep
 ) -> Response:
-    """The public proof document, as a file."""
+    """The public proof document, as a file (from the pages' parsed record)."""
     run = _readable_run(session, run_id, viewer)
-    proof = proof_document(session, run, service_state(request).log_key)
+    record = web_state(request).records.record(run)
+    if record is None:
+        raise Problem(409, "unreadable-run", f"run {run.id} holds no readable record")
+    proof = proof_document(session, run, service_state(request).log_key, record=record)
     return Response(
         proof.model_dump_json(indent=2),
         media_type="application/json",
