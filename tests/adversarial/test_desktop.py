@@ -429,3 +429,21 @@ def _python() -> str:
 def test_a_transcript_missing_its_fields_is_a_format_error() -> None:
     with pytest.raises(FormatError, match="transcript"):
         parse_transcript(b'{"schema": "playproof/transcript/v1"}')
+
+
+def test_a_transcript_verifier_used_again_checks_the_next_record_against_its_own_pin(
+    played: Played,
+) -> None:
+    # One verifier, two records: the second names another recorder key and transcript digest,
+    # so the transcript that passed for the first must not pass for it.
+    from playproof.verify import TranscriptVerifier, attest_mode
+
+    verifier = TranscriptVerifier(played.envelope, [played.key.verifying_key])
+    assert attest_mode(played.record, verifier, played.contract).clean
+    forger = SigningKey.generate()
+    record = played.record.model_copy(
+        update={"recorder": RecorderPin(transcript_sha256="0" * 64, key_id=forger.key_id)}
+    )
+    report = attest_mode(record, verifier, played.contract)
+    assert "transcript-signed" in _failed(report)
+    assert report.trust is None

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from playproof.core.canonical import sha256_hex
 from playproof.core.contract import Contract
 from playproof.core.game import ReplayResult, VerificationMode
-from playproof.core.record import RunRecord
+from playproof.core.record import RecorderPin, RunRecord
 from playproof.core.report import CheckId, CheckResult
 from playproof.core.tracker import MilestoneTracker
 from playproof.core.transcript import (
@@ -148,12 +148,14 @@ class TranscriptVerifier:
     def __init__(self, envelope: bytes | None, keys: Sequence[VerifyingKey]) -> None:
         self.envelope = envelope
         self.keys = tuple(keys)
-        self._opened: _Opened | None = None
+        self._opened: tuple[RecorderPin | None, _Opened] | None = None
 
     def _transcript(self, record: RunRecord) -> _Opened:
-        if self._opened is None:
-            self._opened = _open(record, self.envelope, self.keys)
-        return self._opened
+        # Opened once per record pin: a verifier used again for another record checks the
+        # transcript against that record's own digest and recorder key, never the last one's.
+        if self._opened is None or self._opened[0] != record.recorder:
+            self._opened = (record.recorder, _open(record, self.envelope, self.keys))
+        return self._opened[1]
 
     def admit(self, record: RunRecord, contract: Contract) -> Admission:
         """The signature gate, then the pin against the transcript's own build."""
