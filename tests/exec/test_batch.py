@@ -155,3 +155,31 @@ def test_a_task_that_raises_rejects_its_record_alone(
     assert [c.id for c in failed] == ["claims-reproduced"]
     assert "MemoryError: no room to replay" in failed[0].reason
     assert [v.report.clean for v in verdicts] == [True, False, True, False]
+
+
+def test_a_record_whose_verification_hangs_is_rejected_alone_in_time(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import dying_verify
+
+    from playproof.exec import _batch
+
+    trusted = VerifyingKey.load(folder.parent / f"{folder.name}.pub.pem")
+    monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.hang_for_doomed)
+    monkeypatch.setattr(_batch, "BATCH_TIMEOUT_S", 3.0)
+    answer: list[Any] = []
+    batch = threading.Thread(
+        target=lambda: answer.append(verify_many([folder], [trusted], executor="local", jobs=2)),
+        daemon=True,
+    )
+    batch.start()
+    batch.join(60)
+    assert not batch.is_alive(), "the batch hung past its timeout"
+    (verdicts,) = answer
+    doomed = verdicts[1].report  # run-1.json: seed 1
+    failed = [c for c in doomed.checks if not c.passed]
+    assert [c.id for c in failed] == ["claims-reproduced"]
+    assert "did not finish within 3 s" in failed[0].reason
+    assert [v.report.clean for v in verdicts] == [True, False, True, False]

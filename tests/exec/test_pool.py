@@ -83,3 +83,30 @@ def test_a_game_that_kills_its_pool_process_is_a_typed_error() -> None:
         pytest.raises(TargetError, match="a pool process died while replaying episode"),
     ):
         pool.replay_many(jobs, TARGET.contract)
+
+
+def test_a_game_that_hangs_is_a_typed_error_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No episode finishing within the timeout is a TargetError, and closing the pool
+    then ends its processes instead of waiting for the hung episode forever."""
+    import threading
+
+    from playproof.exec import _pool
+
+    monkeypatch.setattr(_pool, "EPISODE_TIMEOUT", 3.0)
+    jobs = [ReplayJob(seed, ("up", "hang") if seed == 1 else ("up",), False) for seed in range(2)]
+    failure: list[BaseException] = []
+
+    def replay() -> None:
+        try:
+            with PoolReplayer(GameSpec(factory="crashing_game:make_game"), workers=1) as pool:
+                pool.replay_many(jobs, TARGET.contract)
+        except BaseException as exc:  # handed to the test thread
+            failure.append(exc)
+
+    replaying = threading.Thread(target=replay, daemon=True)
+    replaying.start()
+    replaying.join(60)
+    assert not replaying.is_alive(), "closing the pool waited for the hung episode"
+    assert len(failure) == 1
+    assert isinstance(failure[0], TargetError)
+    assert "no episode finished within 3 s" in str(failure[0])

@@ -8,7 +8,9 @@ verification report, exactly what ``playproof verify FILE`` computes for that
 one file. Each record is verified by its own mode: replayed, checked against
 its transcript, or judged from the receipts it pins. A missing or unreadable
 transcript is that record's failure, never the batch's. Reports come back in
-the order of the files.
+the order of the files. When no record finishes within ``BATCH_TIMEOUT_S``,
+the records still being verified are rejected as not reproduced in time (the
+verdicts already in are kept) and the pool's processes are ended.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from playproof.core.contract import Contract
 from playproof.core.report import CheckResult, VerificationReport
 from playproof.core.transcript import MAX_TRANSCRIPT_BYTES
 from playproof.errors import FormatError, RunError
-from playproof.exec._executors import RetryNotice, open_executor
+from playproof.exec._executors import RetryNotice, abandon, open_executor
 from playproof.sign import MAX_ENVELOPE_BYTES, VerifyingKey
 
 __all__ = [
@@ -41,7 +43,7 @@ __all__ = [
 MAX_BATCH_FILES = 100_000
 """The most record files one batch verification reads."""
 BATCH_TIMEOUT_S = 3600.0
-"""Seconds the batch waits for any one record to finish before it gives up."""
+"""Seconds the batch waits for any one record to finish before it rejects the unfinished."""
 MAX_TRANSCRIPT_FILE_BYTES = 2 * MAX_TRANSCRIPT_BYTES
 """The largest transcript envelope file read beside a record (base64 makes it a third larger)."""
 RECORD_SUFFIX = ".json"
@@ -163,14 +165,18 @@ def verify_many(
     worker: bool | None = None if executor == "serial" else False
     while inputs:
         pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
+        hung = False
         try:
             futures = {
                 pool.submit(_verify_bytes, data, pems, unsigned, worker, transcript, contract): i
                 for i, (data, transcript) in inputs.items()
             }
-            broken = _collect(futures, files, verdicts, inputs, len(files), progress)
+            broken, hung = _collect(futures, files, verdicts, inputs, len(files), progress)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if hung:
+                abandon(pool)  # waiting would wait for the hung tasks forever
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
         if broken is None:
             break
         if worker is None:
@@ -190,18 +196,27 @@ def _collect(
     inputs: dict[int, tuple[bytes, bytes | None]],
     total: int,
     progress: Callable[[int, int], None] | None,
-) -> BrokenProcessPool | None:
+) -> tuple[BrokenProcessPool | None, bool]:
     """Take each verdict as it finishes (and its record out of ``inputs``).
 
     Returns the error when the pool broke (the unfinished records stay in
-    ``inputs``), else None. Any other failure of a task rejects that record.
+    ``inputs``), else None; and whether tasks hung. Any other failure of a
+    task rejects that record, and so does a task still unfinished once no
+    record finished within BATCH_TIMEOUT_S.
     """
     pending = set(futures)
     broken: BrokenProcessPool | None = None
     while pending:
         done, pending = wait(pending, timeout=BATCH_TIMEOUT_S, return_when=FIRST_COMPLETED)
         if not done:
-            raise RunError(f"no record finished verifying within {BATCH_TIMEOUT_S:.0f} s")
+            why = f"not reproduced: its verification did not finish within {BATCH_TIMEOUT_S:g} s"
+            for future in pending:
+                index = futures[future]
+                verdicts[index] = BatchVerdict(files[index], _unreadable(why, "claims-reproduced"))
+                del inputs[index]
+            if progress is not None:
+                progress(total - len(inputs), total)
+            return broken, True
         for future in done:
             index = futures[future]
             try:
@@ -216,4 +231,4 @@ def _collect(
             del inputs[index]
             if progress is not None:
                 progress(total - len(inputs), total)
-    return broken
+    return broken, False

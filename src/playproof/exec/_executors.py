@@ -15,6 +15,7 @@ the results are the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -26,6 +27,7 @@ __all__ = [
     "EXECUTORS",
     "RetryNotice",
     "SerialExecutor",
+    "abandon",
     "check_executor",
     "check_grading_executor",
     "default_workers",
@@ -84,6 +86,20 @@ def process_pool(
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs
     )
+
+
+def abandon(pool: Executor) -> None:
+    """Shut ``pool`` down without waiting for its tasks, and end a local pool's processes.
+
+    For a task that hangs: ``shutdown(wait=True)`` would wait for it forever,
+    and a plain ``wait=False`` would leave its process running.
+    """
+    processes = getattr(pool, "_processes", None) if isinstance(pool, ProcessPoolExecutor) else None
+    live = list(processes.values()) if isinstance(processes, dict) else []
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in live:
+        with contextlib.suppress(OSError, ValueError):  # already gone, or already closed
+            process.kill()
 
 
 def check_executor(kind: str, jobs: int | None = None, address: str | None = None) -> None:

@@ -23,6 +23,7 @@ from playproof.errors import PlayproofError, TargetError
 from playproof.exec._executors import (
     EXECUTORS,
     RetryNotice,
+    abandon,
     check_executor,
     default_workers,
     open_executor,
@@ -109,6 +110,11 @@ class PoolReplayer:
             self._descriptor = self._pool.submit(_describe, self._spec_json).result(
                 timeout=EPISODE_TIMEOUT
             )
+        except TimeoutError:
+            abandon(self._pool)  # a game that never gets built: waiting would wait forever
+            raise TargetError(
+                f"the game was not built within {EPISODE_TIMEOUT:g} s in a pool process"
+            ) from None
         except BaseException:
             self._pool.shutdown(cancel_futures=True)
             raise
@@ -140,9 +146,9 @@ class PoolReplayer:
         while pending:
             done, pending = wait(pending, timeout=EPISODE_TIMEOUT, return_when=FIRST_COMPLETED)
             if not done:
-                for future in pending:
-                    future.cancel()
-                raise TargetError(f"no episode finished within {EPISODE_TIMEOUT:.0f} s")
+                # The pool's processes are ended: closing it must not wait for a hung episode.
+                abandon(self._pool)
+                raise TargetError(f"no episode finished within {EPISODE_TIMEOUT:g} s")
             for future in done:
                 try:
                     results[futures[future]] = future.result()
