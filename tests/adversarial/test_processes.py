@@ -5,7 +5,9 @@ leave a detached sleeper behind on every decision or step: fork, ``setsid``,
 fork again, so a process-group kill misses it. Each sleeper carries a per-test
 token on its command line, which is how the test finds it on the host (a
 contained sleeper's own pid is the number in its PID namespace, recorded in a
-file). After the driver or worker is closed, every sleeper must be gone.
+file). After the driver or worker is closed, every sleeper must be gone. Where
+namespaces are refused (as the last tests pretend), a sleeper that keeps the
+agent's pipes open must not stretch a decision or a close past its bounds.
 """
 
 from __future__ import annotations
@@ -277,3 +279,58 @@ def test_a_busy_worker_dies_with_its_parent(escapes: Escapes) -> None:
         if parent.stdout is not None:
             parent.stdout.close()
     assert still_running(tree) == []
+
+
+@pytest.fixture
+def process_group_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents start as where PID namespaces are refused: a setsid escape outlives them."""
+    fallback = Launcher("process-group", reason="namespaces refused for this test")
+    monkeypatch.setattr(_containment, "_chosen", [fallback])
+
+
+HOLDING_TIMEOUT_S = 1.0
+"""The drivers' decision timeout in the tests below."""
+CLEAN_UP_S = 2.5
+"""What ending an agent may add to it; a sleeper holding its pipes sleeps 600 s."""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.usefixtures("process_group_only")
+def test_a_sleeper_holding_the_pipes_does_not_stretch_a_one_shot_timeout(
+    escapes: Escapes,
+) -> None:
+    # Without PID namespaces, what the agent left outside its group keeps its stdout open,
+    # so no reply is complete: the decision fails at its timeout, and the clean-up after it
+    # does not wait for pipes that will not close.
+    env = {**escapes.env, "ESCAPER_KEEP_STDIO": "1"}
+    agent = CliDriver(
+        [sys.executable, str(ESCAPER), "oneshot"], env=env, timeout_s=HOLDING_TIMEOUT_S
+    )
+    started = time.monotonic()
+    with pytest.raises(DriverError, match="did not answer within"):
+        play(agent, decisions=1)
+    assert time.monotonic() - started < HOLDING_TIMEOUT_S + CLEAN_UP_S
+    assert len(escapes.live()) == 1  # not contained here: the fixture ends it
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.usefixtures("process_group_only")
+def test_closing_a_session_does_not_wait_on_a_sleeper_holding_its_pipes(
+    escapes: Escapes,
+) -> None:
+    env = {**escapes.env, "ESCAPER_KEEP_STDIO": "1"}
+    agent = SessionDriver(
+        [sys.executable, str(ESCAPER), "session"],
+        env=env,
+        decision_timeout_s=HOLDING_TIMEOUT_S,
+    )
+
+    async def decide_then_close() -> float:
+        context = DecisionContext(1, 3, 1, 0.0, None, VOCABULARY)
+        await agent.act(Observation(text="board"), [], context)
+        started = time.monotonic()
+        await agent.aclose()
+        return time.monotonic() - started
+
+    assert asyncio.run(decide_then_close()) < CLEAN_UP_S
+    assert len(escapes.live()) == 1

@@ -23,11 +23,13 @@ from playproof.errors import DriverError
 __all__ = [
     "MAX_PROBED_FDS",
     "MAX_PROBED_PROCESSES",
+    "PIPE_GRACE_S",
     "REAP_TIMEOUT_S",
     "STDERR_TAIL_BYTES",
     "OutputTail",
     "actor_name",
     "checked_argv",
+    "close_pipes",
     "discard_until_eof",
     "kill_group",
     "launcher",
@@ -42,6 +44,11 @@ STDERR_TAIL_BYTES = 2048
 """How much of an agent's stderr an error message quotes (the end of it)."""
 REAP_TIMEOUT_S = 5.0
 """How long to wait for a SIGKILLed child to be reaped before giving up on it."""
+PIPE_GRACE_S = 0.5
+"""How long the readers of an ended agent's pipes wait for end-of-file before the pipes are
+closed: without PID namespaces, something it started outside its group may hold them open."""
+_REAP_POLL_S = 0.005
+"""How often :func:`reap` looks whether the killed child's exit has been seen."""
 _MAX_NAME_CHARS = 200
 _DISCARD_CHUNK = 64 * 1024
 MAX_PROBED_PROCESSES = 65536
@@ -123,24 +130,49 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
 
 
 async def reap(process: asyncio.subprocess.Process) -> int | None:
-    """Kill the group, wait (bounded) for the child's exit status and close its pipes."""
+    """Kill the group and wait (bounded) for the child's exit status; close its stdin.
+
+    The status is watched for itself: ``process.wait()`` also waits until the
+    child's pipes close, which, without PID namespaces, something it started
+    outside its group can put off for ever.
+    """
     kill_group(process)
     if process.stdin is not None:
         process.stdin.close()
-    try:
-        async with asyncio.timeout(REAP_TIMEOUT_S):
-            return await process.wait()
-    except TimeoutError:
-        return None
+    deadline = asyncio.get_running_loop().time() + REAP_TIMEOUT_S
+    while process.returncode is None:
+        if asyncio.get_running_loop().time() > deadline:
+            return None
+        await asyncio.sleep(_REAP_POLL_S)
+    return process.returncode
 
 
-async def settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
-    """Let pipe readers of a killed group reach EOF (which closes the pipes), bounded; else cancel.
+def close_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close this side of the child's pipes: their readers see end-of-file at once.
 
-    Cancelling a reader while its pipe is still open would leave the pipe to the
-    garbage collector, so the readers get a moment to see EOF first.
+    Unsent request bytes are dropped, not flushed into a pipe nobody may read.
     """
-    _, pending = await asyncio.wait(tasks, timeout=REAP_TIMEOUT_S) if tasks else ((), ())
+    stdin = process.stdin
+    if stdin is not None and stdin.transport.get_write_buffer_size():
+        stdin.transport.abort()
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def settle(tasks: Sequence[asyncio.Future[Any]], process: asyncio.subprocess.Process) -> None:
+    """Let the pipe readers of an ended or killed agent reach EOF, briefly; else close the pipes.
+
+    EOF comes at once when every process holding a pipe is gone. Without PID
+    namespaces, something the agent started outside its group may hold one
+    open for ever: after :data:`PIPE_GRACE_S` the pipes are closed, which ends
+    the readers (a reader merely cancelled would leave its pipe to the garbage
+    collector).
+    """
+    _, pending = await asyncio.wait(tasks, timeout=PIPE_GRACE_S) if tasks else ((), ())
+    if pending:
+        close_pipes(process)
+        _, pending = await asyncio.wait(pending, timeout=PIPE_GRACE_S)
     for task in pending:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

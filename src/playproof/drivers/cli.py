@@ -186,7 +186,7 @@ class CliDriver:
             # Kill the group even after a clean exit: nothing the agent spawned may linger
             # (without a PID namespace this is the only cleanup there is).
             await reap(process)
-            await settle(pumps)
+            await settle(pumps, process)
         if budget.breached:
             raise DriverError(
                 f"{self.label} wrote more than {self._max_output} bytes; it was killed"

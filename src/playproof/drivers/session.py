@@ -213,10 +213,12 @@ class SessionDriver:
             async with asyncio.timeout(EXIT_GRACE_S):
                 await process.wait()
         await reap(process)
-        # The group is dead: drain what is left so both pipes see EOF and close.
-        await discard_until_eof(process.stdout)
+        # The group is dead: drain what is left so both pipes see EOF and close (or, when
+        # something the agent started outside its group holds them, close them).
+        readers = [asyncio.ensure_future(discard_until_eof(process.stdout))]
         if session.drain is not None:
-            await settle([session.drain])
+            readers.append(session.drain)
+        await settle(readers, process)
 
     async def _decide(
         self, request: bytes, turn: int, seed: int, vocabulary: Sequence[str]
@@ -374,7 +376,7 @@ class SessionDriver:
         """Kill the session and raise; ``reason`` None means the child ended by itself."""
         status = await reap(session.process)
         if session.drain is not None:
-            await settle([session.drain])  # the child's last words, for the message
+            await settle([session.drain], session.process)  # its last words, for the message
         reason = reason or session.flood
         if reason is not None:
             reason += "; it was killed"

@@ -4,7 +4,9 @@ The sleeper escapes the way a daemon does: fork, ``setsid`` (a new session, so
 a process-group kill misses it), fork again, stdio on /dev/null. Before it
 sleeps it runs ``python -c SLEEP TOKEN``, so a test can find it on the host by
 its command line, and its pid (as the sleeper itself sees it) is appended to the
-file named by ``ESCAPER_RECORD``. Modes:
+file named by ``ESCAPER_RECORD``. With ``ESCAPER_KEEP_STDIO=1`` the sleeper keeps
+the agent's stdin, stdout and stderr open instead, as a careless daemon does.
+Modes:
 
 - ``oneshot``: read one JSON request on stdin, leave a sleeper, answer, exit;
 - ``session``: for each request line, leave a sleeper and answer with its turn.
@@ -30,9 +32,10 @@ def leave_sleeper() -> int:
         os.close(ready_read)
         os.setsid()
         if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for stream in (0, 1, 2):
-                os.dup2(null, stream)
+            if os.environ.get("ESCAPER_KEEP_STDIO") != "1":
+                null = os.open(os.devnull, os.O_RDWR)
+                for stream in (0, 1, 2):
+                    os.dup2(null, stream)
             os.write(ready_write, str(os.getpid()).encode())
             os.execv(sys.executable, [sys.executable, "-c", SLEEP, token])
         os._exit(0)
