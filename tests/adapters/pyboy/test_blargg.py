@@ -74,6 +74,12 @@ def test_corpus_files_are_checked_against_sha256sums(tmp_path: Path) -> None:
         corpus_rom("blargg", "../manifest.json")
 
 
+def test_a_checksum_file_that_is_not_text_is_a_target_error(tmp_path: Path) -> None:
+    (tmp_path / "SHA256SUMS").write_bytes(b"\xff\xfe" + b"0" * 64 + b"  halt_bug.gb\n")
+    with pytest.raises(TargetError, match="not UTF-8"):
+        checked_rom(tmp_path, "halt_bug.gb")
+
+
 def test_corpus_roms_resolve_inside_the_installed_package() -> None:
     package = Path(playproof.__file__).resolve().parent
     for corpus, relative in (

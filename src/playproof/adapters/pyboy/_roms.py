@@ -37,7 +37,11 @@ def read_rom(path: Path) -> bytes:
 def _expected_sum(folder: Path, relative: str) -> str:
     sums = folder / "SHA256SUMS"
     raw = read_bounded(sums, MAX_SUMS_BYTES, "checksum file", TargetError)
-    for line in raw.decode("utf-8", errors="strict").splitlines():
+    try:
+        text = raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise TargetError(f"{sums} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for line in text.splitlines():
         digest, _, name = line.partition("  ")
         if name.removeprefix("./") == relative:
             return digest.strip().lower()
