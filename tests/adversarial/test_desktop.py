@@ -345,6 +345,27 @@ def test_a_program_that_never_reads_its_input_times_out(tmp_path: Path) -> None:
     assert tagged_processes("PLAYPROOF_TEST_TAG", tag) == []
 
 
+def test_an_event_file_gaining_too_many_lines_in_one_step_stops_the_run(tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex
+    (tmp_path / "chatty.py").write_text(
+        "import sys\nsys.stdout.write('> ')\nsys.stdout.flush()\n"
+        "for line in sys.stdin:\n"
+        "    with open('events.log', 'a') as log:\n"
+        "        log.write('e\\n' * 5000)\n"
+        "    sys.stdout.write('> ')\n    sys.stdout.flush()\n"
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        f'id = "chatty"\nvocabulary = ["go"]\n[launch]\ncommand = [{json.dumps(_python())}, '
+        f'"chatty.py"]\nenv = {{ PLAYPROOF_TEST_TAG = "{tag}" }}\n'
+        '[observe]\nprompt = "> "\n'
+        '[[collect]]\nname = "events"\npath = "events.log"\nkind = "events"\nmax_bytes = 65536\n'
+    )
+    with pytest.raises(RunError, match="over 4096 lines"):
+        _live(spec, ["go"])
+    assert tagged_processes("PLAYPROOF_TEST_TAG", tag) == []
+
+
 def test_a_pid_file_that_never_appears_times_out(tmp_path: Path) -> None:
     (tmp_path / "idle.py").write_text("pass\n")
     spec = tmp_path / "spec.toml"

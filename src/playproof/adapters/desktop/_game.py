@@ -60,6 +60,8 @@ _STAY_SCRIPT = '"$@"; while :; do sleep 3600; done'
 
 ATTACHED_EXIT = 0
 """The exit status recorded for an attached process that ended (its real status is unknown)."""
+MAX_EVENTS_PER_STEP = 4096
+"""The most lines one event file may gain in one step (what a transcript step records)."""
 
 
 class _EventLog:
@@ -86,6 +88,11 @@ class _EventLog:
             if len(text) > MAX_EVENT_CHARS:
                 raise RunError(f"event file {collect.path} has a line over {MAX_EVENT_CHARS} chars")
             events.append(text)
+        if len(events) > MAX_EVENTS_PER_STEP:
+            raise RunError(
+                f"event file {collect.path} gained {len(events)} lines in one step, over "
+                f"{MAX_EVENTS_PER_STEP} lines; make the program log fewer events per input"
+            )
         return tuple(events)
 
 
