@@ -329,7 +329,8 @@ def _within_budget(session: Session, members: list[Any]) -> list[Any]:
         )
     )
     sizes = {digest: size for digest, size in rows}
-    spent, counted = 0, set()
+    spent = 0
+    counted: set[str] = set()
     for place in range(len(members) - 1, -1, -1):
         digest = members[place].case_ids_sha256
         if digest in counted:
