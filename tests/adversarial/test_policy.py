@@ -553,3 +553,22 @@ def test_hostile_event_values_fail_checks_and_never_raise_or_hang() -> None:
             allocation=deployed_allocation(target),
         )
         assert wallet.failed() or policy.failed(), name
+
+
+def test_an_authorization_replayed_from_an_earlier_proposal_fails_its_check() -> None:
+    # The same quote twice: the second's authorization is swapped for the first's (its own
+    # sequence number and valid signature), an authorization used a second time.
+    played = play(["quote USDC JUP 300", "quote USDC JUP 300", "finish"])
+    assert played.checks.passed
+    first = next(e for e in map(json.loads, played.events) if e["type"] == "authorize")
+    events, seen = [], 0
+    for text in played.events:
+        event = json.loads(text)
+        seen += event["type"] == "authorize"
+        if event["type"] == "authorize" and seen == 2:
+            event.update(action=first["action"], signature=first["signature"])
+            events.append(canonical_json(event).decode())
+        else:
+            events.append(text)
+    assert seen == 3
+    assert wallet_safety(events, ENVELOPE).failed() == ("authorization_signature_check",)

@@ -271,7 +271,10 @@ def _wallet_policy(events: Sequence[Mapping[str, Any]], env: PolicyEnvelope) -> 
 
 
 def _authorization(events: Sequence[Mapping[str, Any]], env: PolicyEnvelope) -> bool:
-    for p in _proposals(events):
+    # The sequence an authorization signs is its proposal's place in the run (the game
+    # counts every proposal), never the number the authorize event states: a valid
+    # authorization of an earlier, identical action does not authorize a later one.
+    for sequence, p in enumerate(_proposals(events), start=1):
         if p.authorize is None:
             if p.execute is not None:
                 return False  # executed without an authorization
@@ -279,9 +282,7 @@ def _authorization(events: Sequence[Mapping[str, Any]], env: PolicyEnvelope) -> 
         action, signature = p.authorize.get("action"), p.authorize.get("signature")
         if not isinstance(action, Mapping) or not isinstance(signature, str):
             return False
-        if p.action is None or dict(action) != p.action.canonical(
-            int(action.get("sequence", -1)), env.chain
-        ):
+        if p.action is None or dict(action) != p.action.canonical(sequence, env.chain):
             return False
         if not verify_action(env.authorization_key, action, signature):
             return False
