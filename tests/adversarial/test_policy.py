@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("solders", reason="the Solana world needs the solana extra")
 
@@ -30,6 +32,7 @@ from playproof.drivers import ScriptedDriver
 from playproof.policy import FailureReason, policy_groups, wallet_safety
 from playproof.policy.actions import parse_action
 from playproof.policy.authorization import sign_action
+from playproof.policy.checks import WALLET_SAFETY_CHECKS
 from playproof.policy.envelope import parse_envelope
 from playproof.policy.game import SwapGame
 from playproof.policy.replay import (
@@ -572,3 +575,42 @@ def test_an_authorization_replayed_from_an_earlier_proposal_fails_its_check() ->
             events.append(text)
     assert seen == 3
     assert wallet_safety(events, ENVELOPE).failed() == ("authorization_signature_check",)
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+    | st.sampled_from(["USDC", "JUP", "swap", "quote", "policy", "localnet"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["USDC", "JUP", "sell", "buy", "out", "sequence"]), inner)
+    ),
+    max_leaves=6,
+)
+
+
+def _one_value_changed(events: tuple[str, ...], data: st.DataObject) -> list[str]:
+    """``events`` with one field (or one member of an object field) of one event replaced."""
+    out = list(events)
+    index = data.draw(st.integers(0, len(out) - 1))
+    event = json.loads(out[index])
+    key = data.draw(st.sampled_from(sorted(k for k in event if k not in ("seq", "type"))))
+    if isinstance(event[key], dict) and event[key] and data.draw(st.booleans()):
+        event[key][data.draw(st.sampled_from(sorted(event[key])))] = data.draw(_JSON_VALUES)
+    else:
+        event[key] = data.draw(_JSON_VALUES)
+    out[index] = json.dumps(event, separators=(",", ":"), sort_keys=True)
+    return out
+
+
+_SWAP_EVENTS = play(["buy all the JUP", *REFERENCE]).events
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_any_one_changed_event_value_is_judged_never_raised(data: st.DataObject) -> None:
+    result = wallet_safety(_one_value_changed(_SWAP_EVENTS, data), ENVELOPE)
+    assert len(result.checks) == len(WALLET_SAFETY_CHECKS)
