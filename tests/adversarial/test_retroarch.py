@@ -6,6 +6,8 @@ import contextlib
 import socket
 import sys
 import threading
+import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 import playproof
 from playproof.adapters.retroarch import make_game
 from playproof.adapters.retroarch._commands import MAX_REPLY_BYTES, CommandClient
-from playproof.adapters.retroarch._game import MAX_ROM_BYTES
+from playproof.adapters.retroarch._game import MAX_ROM_BYTES, retroarch_version
 from playproof.adapters.retroarch._options import MAX_BOOT_FRAMES
 from playproof.adapters.retroarch._states import state_fingerprint
 from playproof.core.contract import Contract, parse_contract
@@ -279,3 +281,45 @@ def test_a_retroarch_that_dies_with_a_huge_log_is_named_from_its_tail(tmp_path: 
             retroarch=str(program),
             boot_state="bundled:pp-collect-gambatte",
         )
+
+
+# -- `retroarch --version`: what it prints is read with a bound, and any bytes are text --
+
+
+def _version_program(tmp_path: Path, body: str) -> Path:
+    program = tmp_path / "retroarch"
+    program.write_text(f"#!{sys.executable}\nimport os\n{body}")
+    program.chmod(0o755)
+    return program
+
+
+def test_a_version_that_is_not_utf8_is_still_read(tmp_path: Path) -> None:
+    program = _version_program(tmp_path, "os.write(1, b'RetroArch \\xff\\xfe v1\\n')\n")
+    assert retroarch_version(str(program)) == "RetroArch \ufffd\ufffd v1"
+
+
+def test_a_version_flood_is_read_only_to_its_bound(tmp_path: Path) -> None:
+    program = _version_program(
+        tmp_path,
+        "os.write(1, b'RetroArch v9\\n')\nfor _ in range(64):\n    os.write(1, b'x' * (1 << 20))\n",
+    )
+    tracemalloc.start()
+    try:
+        assert retroarch_version(str(program)) == "RetroArch v9"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+
+
+def test_a_version_that_never_ends_is_a_typed_error_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playproof.adapters.retroarch import _game
+
+    monkeypatch.setattr(_game, "VERSION_SECONDS", 0.5)
+    program = _version_program(tmp_path, "import time\ntime.sleep(600)\n")
+    started = time.monotonic()
+    with pytest.raises(TargetError, match="--version"):
+        retroarch_version(str(program))
+    assert time.monotonic() - started < 5

@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -93,6 +94,10 @@ held down and dropped (measured: 5 to 8 frames in 120 lost without this gap)."""
 STALL_SECONDS = 0.3
 """A frame channel unchanged this long after an advance: the game did not count that frame."""
 SCREENSHOT_SECONDS = 5.0
+VERSION_SECONDS = 10.0
+"""How long ``retroarch --version`` may take."""
+VERSION_CHARS = 4096
+"""Characters of ``retroarch --version``'s output read for its version line."""
 LOG_TAIL_BYTES = 400
 """Bytes read from the end of RetroArch's log to say why it exited."""
 QUIT_SECONDS = 3.0
@@ -131,15 +136,68 @@ _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
 
 
 def retroarch_version(program: str = "retroarch") -> str:
-    """``retroarch --version``'s first line (bounded, 10 s); TargetError when it will not run."""
+    """``retroarch --version``'s line naming RetroArch; TargetError when it will not run.
+
+    The program gets VERSION_SECONDS, and of what it prints only the start is
+    read (VERSION_CHARS characters of its output, then of its errors); any
+    bytes that are not UTF-8 read as replacement characters.
+    """
     try:
-        done = subprocess.run(
-            [program, "--version"], capture_output=True, timeout=10, check=False, text=True
+        process = subprocess.Popen(
+            [program, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         raise TargetError(f"cannot run {program} --version ({exc}); install RetroArch") from exc
-    lines = (done.stdout + done.stderr)[:4096].splitlines()
-    return next((line.strip() for line in lines if "RetroArch" in line), "unknown")
+    try:
+        out, err = _read_start(process, VERSION_CHARS * 4, VERSION_SECONDS)  # 4: UTF-8's widest
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # done, or printing past the bound
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    if out is None:
+        raise TargetError(
+            f"cannot run {program} --version (no end within {VERSION_SECONDS:g} s); "
+            "install RetroArch"
+        )
+    text = (out.decode(errors="replace") + err.decode(errors="replace"))[:VERSION_CHARS]
+    return next((line.strip() for line in text.splitlines() if "RetroArch" in line), "unknown")
+
+
+def _read_start(
+    process: subprocess.Popen[bytes], limit: int, seconds: float
+) -> tuple[bytes | None, bytes]:
+    """Up to ``limit`` bytes of ``process``'s stdout and stderr, each read to its end or bound.
+
+    A full stdout ends the reading (stderr would come after it). ``(None, b"")``
+    when that did not happen within ``seconds``.
+    """
+    assert process.stdout is not None
+    assert process.stderr is not None
+    stdout = process.stdout.fileno()
+    kept = {stdout: bytearray(), process.stderr.fileno(): bytearray()}
+    readable = select.poll()
+    for fd in kept:
+        readable.register(fd, select.POLLIN)
+    reading = set(kept)
+    deadline = time.monotonic() + seconds
+    while reading and len(kept[stdout]) < limit:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, b""
+        for fd, _ in readable.poll(max(left * 1000.0, 1.0)):
+            chunk = os.read(fd, min(limit - len(kept[fd]), 65536)) if fd in reading else b""
+            kept[fd] += chunk
+            if not chunk or len(kept[fd]) >= limit:
+                readable.unregister(fd)
+                reading.discard(fd)
+    return bytes(kept[stdout]), bytes(kept[process.stderr.fileno()])
 
 
 def _sha256_file(path: Path, limit: int, what: str) -> tuple[bytes, str]:
