@@ -190,6 +190,21 @@ def test_every_node_is_checked_and_a_node_lacking_something_is_named(cluster: st
         executor.shutdown()
 
 
+def _a_broken_check() -> bool:
+    raise OSError("the node's disk went away")
+
+
+def test_a_node_check_that_fails_on_its_node_is_a_typed_error(cluster: str) -> None:
+    from playproof.errors import RunError
+
+    executor = RayExecutor(address=cluster)
+    try:
+        with pytest.raises(RunError, match=r"per-node check for bubblewrap failed.*disk went away"):
+            check_nodes(_a_broken_check, "bubblewrap")
+    finally:
+        executor.shutdown()
+
+
 def test_verify_on_the_command_line_over_ray_equals_the_local_pool(
     cluster: str, records: tuple[Path, SigningKey]
 ) -> None:

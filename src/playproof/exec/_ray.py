@@ -279,13 +279,26 @@ def probe_nodes(probe: NodeProbe, what: str) -> list[tuple[str, str | None]]:
     try:
         answers: list[tuple[str, str | None]] = ray.get(refs, timeout=NODE_CHECK_TIMEOUT_S)
     except ray.exceptions.GetTimeoutError as exc:
-        for ref in refs:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
+        _cancel(ray, refs)
         raise RunError(
             f"the per-node check for {what} did not finish within {NODE_CHECK_TIMEOUT_S:.0f} s"
         ) from exc
+    except ray.exceptions.RayError as exc:  # the check raised on its node, or the node died
+        _cancel(ray, refs)
+        cause = getattr(exc, "cause", None)
+        error = cause if isinstance(cause, BaseException) else exc
+        raise RunError(
+            f"the per-node check for {what} failed on a node "
+            f"({type(error).__name__}: {str(error)[:500]})"
+        ) from exc
     return sorted(answers)
+
+
+def _cancel(ray: ModuleType, refs: list[Any]) -> None:
+    """Cancel the per-node checks still running (a finished or lost one is left alone)."""
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
 
 
 def require_on_every_node(probe: NodeProbe, what: str) -> int:
