@@ -400,6 +400,21 @@ def test_a_pid_file_that_never_appears_times_out(tmp_path: Path) -> None:
             f'template = "{"{input}" * 16}-"\nsend = {{ a = "{"x" * 256}" }}\n',
             "over 4096 characters",
         ),
+        # TOML can spell a NUL character; no path, argument or variable can hold one.
+        (
+            'id = "x"\nvocabulary = ["a"]\npins = ["a\\u0000b"]\n[launch]\ncommand = ["true"]\n',
+            "NUL",
+        ),
+        ('id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["tr\\u0000ue"]\n', "NUL"),
+        (
+            'id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["true"]\nenv = { A = "\\u0000" }\n',
+            "NUL",
+        ),
+        (
+            'id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["true"]\n[input]\nvia = "helper"\n'
+            'helper = ["true"]\ntemplate = "{input}\\u0000"\n',
+            "NUL",
+        ),
         ("id = [", "not valid TOML"),
         ('id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["no-such-program-here"]\n', "program"),
     ],

@@ -42,7 +42,14 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from playproof._bounded import read_bounded
 from playproof._containment import resolve_program
@@ -75,13 +82,22 @@ MAX_STEP_TIMEOUT_S = 300.0
 _MAX_SENT_CHARS = 4096
 """The longest text one input may send: what a transcript step records as ``sent``."""
 
+
+def _without_nul(text: str) -> str:
+    if "\0" in text:
+        raise ValueError("holds a NUL character, which no path, argument or variable can hold")
+    return text
+
+
+_NoNul = AfterValidator(_without_nul)
+"""TOML can spell a NUL character; the system refuses one in a path, argument or variable."""
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:+-]{1,64}$")]
 Argv = Annotated[
-    tuple[Annotated[str, Field(min_length=1, max_length=4096)], ...],
+    tuple[Annotated[str, Field(min_length=1, max_length=4096), _NoNul], ...],
     Field(min_length=1, max_length=64),
 ]
-RelPath = Annotated[str, Field(min_length=1, max_length=1024)]
+RelPath = Annotated[str, Field(min_length=1, max_length=1024), _NoNul]
 
 
 class _Frozen(BaseModel):
@@ -101,8 +117,8 @@ class LaunchSpec(_Frozen):
     mode: Literal["spawn", "pid-file", "descendant", "pid"] = "spawn"
     command: Argv | None = None
     cwd: RelPath = "."
-    env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")], str] = Field(
-        default_factory=dict, max_length=64
+    env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")], Annotated[str, _NoNul]] = (
+        Field(default_factory=dict, max_length=64)
     )
     pid_file: RelPath | None = None
     descendant: Annotated[str, Field(min_length=1, max_length=15)] | None = None
@@ -223,11 +239,14 @@ class DesktopSpec(_Frozen):
             raise ValueError("a process playproof did not start is observed only via capture")
         del attached
         for word in self.vocabulary:
-            if len(self.sent_text(word)) > _MAX_SENT_CHARS:
+            sent = self.sent_text(word)
+            if len(sent) > _MAX_SENT_CHARS:
                 raise ValueError(
                     f"the text sent for {word!r} is over {_MAX_SENT_CHARS} characters "
                     "(the input template repeats {input} too often)"
                 )
+            if self.input.via == "helper":
+                _without_nul(sent)  # the helper gets the text as an argument
         return self
 
     def sent_text(self, word: str) -> str:
