@@ -323,3 +323,24 @@ def test_a_version_that_never_ends_is_a_typed_error_in_time(
     with pytest.raises(TargetError, match="--version"):
         retroarch_version(str(program))
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"boot_cache": "/tmp/cache\0", "boot_frames": 5},
+        {"rom_path": "rom\0.gb", "rom": None},
+        {"info_dir": '/usr/share/libretro/info"\nnetwork_cmd_enable = "false'},
+        {"core_dir": "/usr/lib/libretro\n"},
+    ],
+    ids=["nul-cache", "nul-rom", "config-line-info", "config-line-core-dir"],
+)
+def test_a_path_no_file_or_config_line_can_hold_is_refused_before_a_launch(
+    override: dict[str, object],
+) -> None:
+    options: dict[str, object] = {"rom": "pp-collect", "boot_state": "bundled:pp-collect-gambatte"}
+    options.update(override)
+    if "boot_frames" in override:
+        del options["boot_state"]
+    with pytest.raises(TargetError, match="cannot hold"):
+        make_game(**{k: v for k, v in options.items() if v is not None})

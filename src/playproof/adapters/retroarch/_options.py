@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "MAX_BOOT_FRAMES",
@@ -29,6 +29,24 @@ MAX_BOOT_FRAMES = 1200
 WATCH_BYTES = 1024
 """Bytes of ``watch_address`` read after each advance when there is no ``frame_channel``."""
 
+
+def _file_path(text: str) -> str:
+    if "\0" in text:
+        raise ValueError("a path cannot hold a NUL character")
+    return text
+
+
+def _config_path(text: str) -> str:
+    """A path written into RetroArch's config as ``key = "value"`` on one line."""
+    if any(char in text for char in '\0\r\n"'):
+        raise ValueError(
+            "a path written into RetroArch's config cannot hold NUL, '\"' or a line break"
+        )
+    return text
+
+
+FilePath = Annotated[str, AfterValidator(_file_path)]
+ConfigPath = Annotated[str, AfterValidator(_config_path)]
 ChannelName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
@@ -50,18 +68,18 @@ class RetroArchOptions(BaseModel):
     game_id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")] = "retroarch"
     core: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,64}$")] = "gambatte"
     """The libretro core, by name: ``<core>_libretro.so`` in ``core_dir``."""
-    core_file: str | None = None
+    core_file: FilePath | None = None
     """A libretro core library by path (its SHA-256 enters the build digest, not the path)."""
-    core_dir: str = "/usr/lib/x86_64-linux-gnu/libretro"
-    info_dir: str = "/usr/share/libretro/info"
+    core_dir: ConfigPath = "/usr/lib/x86_64-linux-gnu/libretro"
+    info_dir: ConfigPath = "/usr/share/libretro/info"
     """Core info files: without them RetroArch believes no core can save states."""
-    retroarch: str = "retroarch"
+    retroarch: FilePath = "retroarch"
     """The RetroArch program (a name on the PATH or a path)."""
     rom: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,32}$")] | None = None
     """A ROM shipped with playproof (``pp-collect``)."""
-    rom_path: str | None = None
+    rom_path: FilePath | None = None
     rom_sha256: Sha256 | None = None
-    boot_state: str | None = None
+    boot_state: FilePath | None = None
     """A state file of this core to start every episode from; without it one is made at launch."""
     boot_state_sha256: Sha256 | None = None
     frame_channel: ChannelName | None = None
@@ -88,7 +106,7 @@ class RetroArchOptions(BaseModel):
     with no input, save. Deterministic for a deterministic core (see ``boot_check``)."""
     boot_check: bool = True
     """With ``boot_frames``: make the boot state in two launches and refuse when they differ."""
-    boot_cache: str | None = None
+    boot_cache: FilePath | None = None
     """With ``boot_frames``: a folder keeping counted boot states per core, ROM and frames."""
     frames_per_input: Annotated[int, Field(ge=2, le=MAX_FRAMES_PER_INPUT)] = 8
     press_frames: Annotated[int, Field(ge=1, le=MAX_FRAMES_PER_INPUT - 1)] = 4
