@@ -87,6 +87,26 @@ def test_replies_from_elsewhere_are_ignored(hostile: tuple[socket.socket, Comman
             client.status()
 
 
+def test_replies_from_another_address_with_the_command_port_are_ignored(
+    hostile: tuple[socket.socket, CommandClient],
+) -> None:
+    server, client = hostile
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as intruder:
+        # Another loopback address, same port number as RetroArch's command port.
+        intruder.bind(("127.0.0.2", server.getsockname()[1]))
+
+        def forge() -> None:
+            server.settimeout(2)
+            _, asker = server.recvfrom(4096)  # the request went out: answer it in its place
+            intruder.sendto(b"GET_STATUS PAUSED forged", asker)
+
+        thread = threading.Thread(target=forge, daemon=True)
+        thread.start()
+        with pytest.raises(TargetError, match="did not answer"):
+            client.status()
+        thread.join()
+
+
 def test_bad_options_list_every_problem() -> None:
     with pytest.raises(TargetError) as info:
         make_game(frame_channel="frames", channels={"x": {"address": 1}}, press_frames=9)

@@ -196,8 +196,8 @@ class CommandClient:
                 raise TargetError(
                     f"nothing listens on RetroArch's command port {self.command_port}"
                 ) from None
-            if sender[1] != self.command_port:
-                continue  # not from RetroArch: ignore it
+            if sender != (_HOST, self.command_port):
+                continue  # not from RetroArch's address and port: ignore it
             if len(data) > MAX_REPLY_BYTES:
                 raise TargetError(f"RetroArch's reply to {head} is over {MAX_REPLY_BYTES} bytes")
             text = data.decode("ascii", errors="replace")
