@@ -79,6 +79,12 @@ def test_silence_is_a_timeout_not_a_hang(hostile: tuple[socket.socket, CommandCl
         client.status()
 
 
+def test_a_timeout_names_the_time_it_waited(hostile: tuple[socket.socket, CommandClient]) -> None:
+    _, client = hostile
+    with pytest.raises(TargetError, match=r"did not answer GET_STATUS within 0\.05 s"):
+        client.status(timeout=0.05)
+
+
 def test_replies_from_elsewhere_are_ignored(hostile: tuple[socket.socket, CommandClient]) -> None:
     _, client = hostile
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as intruder:

@@ -179,12 +179,13 @@ class CommandClient:
         self._drain()
         self.send(command)
         head = command.split(" ", 1)[0]
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        seconds = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TargetError(
-                    f"RetroArch did not answer {head} within {self.timeout:g} s; "
+                    f"RetroArch did not answer {head} within {seconds:g} s; "
                     "is network_cmd_enable on and the content loaded?"
                 )
             self._socket.settimeout(left)
