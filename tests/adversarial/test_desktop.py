@@ -416,6 +416,7 @@ def test_a_pid_file_that_never_appears_times_out(tmp_path: Path) -> None:
             "NUL",
         ),
         ("id = [", "not valid TOML"),
+        ('id = "x"\na = ' + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
         ('id = "x"\nvocabulary = ["a"]\n[launch]\ncommand = ["no-such-program-here"]\n', "program"),
     ],
 )
@@ -445,6 +446,13 @@ def test_any_spec_text_is_a_spec_or_a_target_error(tmp_path: Path, text: str) ->
     # Anything but a TargetError (a parser's own exception, a crash) fails the test.
     with contextlib.suppress(TargetError):
         assert load_spec(spec).vocabulary
+
+
+def test_a_json_spec_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TargetError, match="nested too deeply"):
+        load_spec(spec)
 
 
 def test_a_spec_that_is_a_fifo_is_refused(tmp_path: Path) -> None:

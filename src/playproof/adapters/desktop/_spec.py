@@ -262,6 +262,8 @@ def load_spec(path: Path) -> DesktopSpec:
         parsed: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise TargetError(f"desktop spec {path} is not valid TOML/JSON: {exc}") from exc
+    except RecursionError:  # the parsers recurse once per level of nesting
+        raise TargetError(f"desktop spec {path} is nested too deeply") from None
     try:
         return DesktopSpec.model_validate(parsed)
     except ValidationError as exc:
