@@ -56,7 +56,7 @@ def unpack(blob: bytes, build_digest: str) -> tuple[dict[str, Any], bytes]:
     (meta_length,) = _LENGTH.unpack_from(frame, _DIGEST_BYTES)
     try:
         meta = json.loads(frame[offset : offset + meta_length])
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser's depth
         raise CheckpointError(f"checkpoint metadata is not JSON: {exc}") from exc
     if not isinstance(meta, dict):
         raise CheckpointError("checkpoint metadata is not an object")
