@@ -137,3 +137,22 @@ def test_a_forged_grade_is_refused_at_once_naming_the_check(
     assert refused.status_code == 422
     assert refused.json()["type"].endswith("/signature-valid")
     assert _post(service, b"{", token).json()["type"].endswith("/envelope-well-formed")
+
+
+def test_a_grade_whose_times_have_no_utc_form_is_refused_not_a_server_error(
+    service: Service, signer: SigningKey
+) -> None:
+    """A signed time at the calendar's edge in another zone cannot be stored in UTC: a 422."""
+    from datetime import timedelta, timezone
+
+    token = service.owner("alice", (signer.verifying_key,))
+    east, west = timezone(timedelta(hours=5)), timezone(timedelta(hours=-5))
+    for started, finished in (
+        (datetime(1, 1, 1, tzinfo=east), datetime(2026, 1, 1, tzinfo=UTC)),
+        (datetime(2026, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, tzinfo=west)),
+    ):
+        record = _record().model_copy(update={"started_at": started, "finished_at": finished})
+        answer = _post(service, sign_grade(record, signer).to_bytes(), token)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["type"].endswith("unstorable-value"), answer.json()
+        assert "UTC" in answer.json()["detail"]

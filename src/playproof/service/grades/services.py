@@ -99,6 +99,16 @@ def ingest_grade(
     existing = session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
     if existing is not None:
         return existing, False
+    try:
+        summary = summary_columns(record)
+    except OverflowError:
+        # A signed time at the calendar's edge in a zone of its own (year 1 east of
+        # Greenwich, year 9999 west of it) has no UTC form to store or show.
+        raise Problem(
+            422,
+            "unstorable-value",
+            "the grade record's started_at or finished_at cannot be expressed in UTC",
+        ) from None
     grade = Grade(
         id=uuid.uuid4().hex,
         owner_id=owner_id,
@@ -110,7 +120,7 @@ def ingest_grade(
         corpus_digest=record.corpus_digest,
         status=RunStatus.PENDING.value,
         attempts=0,
-        **summary_columns(record),
+        **summary,
     )
     return add_once(
         session, grade, lambda: session.scalar(select(Grade).where(Grade.envelope_sha256 == digest))
