@@ -99,7 +99,11 @@ def test_a_game_that_hangs_is_a_typed_error_in_time(monkeypatch: pytest.MonkeyPa
     def replay() -> None:
         try:
             with PoolReplayer(GameSpec(factory="crashing_game:make_game"), workers=1) as pool:
-                pool.replay_many(jobs, TARGET.contract)
+                try:
+                    pool.replay_many(jobs, TARGET.contract)
+                finally:
+                    with pytest.raises(TargetError, match="open a new replayer"):
+                        pool.replay_many(jobs, TARGET.contract)
         except BaseException as exc:  # handed to the test thread
             failure.append(exc)
 

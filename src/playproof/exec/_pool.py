@@ -103,6 +103,7 @@ class PoolReplayer:
         self._spec_json = spec.model_dump_json()
         self._workers = workers or default_workers()
         self._progress = progress
+        self._abandoned = False
         self._pool = pool or process_pool(
             self._workers, _preload(spec), initializer=_warm, initargs=(self._spec_json,)
         )
@@ -136,6 +137,8 @@ class PoolReplayer:
 
     def replay_many(self, jobs: Sequence[ReplayJob], contract: Contract) -> list[ReplayResult]:
         """Replay every job as one pool task; results in job order."""
+        if self._abandoned:
+            raise TargetError("the pool was ended after an episode hung; open a new replayer")
         contract_json = contract.model_dump_json(by_alias=True)
         futures: dict[Future[ReplayResult], int] = {
             self._pool.submit(_episode, self._spec_json, contract_json, job): index
@@ -148,6 +151,7 @@ class PoolReplayer:
             if not done:
                 # The pool's processes are ended: closing it must not wait for a hung episode.
                 abandon(self._pool)
+                self._abandoned = True
                 raise TargetError(f"no episode finished within {EPISODE_TIMEOUT:g} s")
             for future in done:
                 try:
