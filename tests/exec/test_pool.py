@@ -71,6 +71,12 @@ def test_a_game_that_cannot_be_built_fails_with_its_own_error() -> None:
         PoolReplayer(GameSpec(factory="playproof.nowhere:make_game"), workers=1)
 
 
+def test_a_factory_that_raises_its_own_error_is_a_typed_error() -> None:
+    # json.loads called with no argument raises TypeError while the pool warms up.
+    with pytest.raises(TargetError, match="TypeError"):
+        PoolReplayer(GameSpec(factory="json:loads"), workers=1)
+
+
 def test_a_game_that_kills_its_pool_process_is_a_typed_error() -> None:
     """A game crashing natively ends a pool process: a TargetError naming it, not a
     BrokenProcessPool from the depths of the executor."""

@@ -60,8 +60,9 @@ def _game(spec_json: str) -> Game:
 
 def _warm(spec_json: str) -> None:
     """Pool initializer: every process builds its game as it starts, all in parallel."""
-    # On failure _describe builds it again and carries the error back to the caller.
-    with contextlib.suppress(PlayproofError):
+    # On failure _describe builds it again and carries the error back to the caller
+    # (an initializer that raises would break the whole pool instead).
+    with contextlib.suppress(Exception):
         _game(spec_json)
 
 
@@ -116,9 +117,13 @@ class PoolReplayer:
             raise TargetError(
                 f"the game was not built within {EPISODE_TIMEOUT:g} s in a pool process"
             ) from None
-        except BaseException:
+        except BaseException as exc:
             self._pool.shutdown(cancel_futures=True)
-            raise
+            if isinstance(exc, PlayproofError) or not isinstance(exc, Exception):
+                raise
+            raise TargetError(
+                f"the game could not be built in a pool process ({type(exc).__name__}: {exc})"
+            ) from exc
 
     @property
     def workers(self) -> int:
