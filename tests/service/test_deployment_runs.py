@@ -133,3 +133,16 @@ def test_listing_a_deployments_runs_reads_no_envelope(
         event.remove(engine, "before_cursor_execute", seen)
     assert parsed == []
     assert not [s for s in statements if "runs.envelope," in s or "runs.envelope " in s]
+
+
+def test_a_run_page_names_its_deployment_by_id_not_as_a_dump(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    deployment = _deploy(service, token)["id"]
+    run = _upload(service, playproof.sign_record(record_2048, signer).to_bytes(), token, deployment)
+    page = service.client.get(f"/runs/{run['id']}")
+    assert page.status_code == 200, page.text
+    assert f"<code>{deployment}</code> (native/2048 at build" in page.text
+    for dumped in ("template_version=", "created_at=datetime", "DeploymentBlock"):
+        assert dumped not in page.text
