@@ -41,10 +41,13 @@ from playproof.errors import FormatError
 __all__ = [
     "MAX_EVENT_CHARS",
     "MAX_INLINE_FILE_BYTES",
+    "MAX_SEALED_TRANSCRIPT_BYTES",
     "MAX_STEP_OUTPUT_CHARS",
     "MAX_TRANSCRIPT_BYTES",
+    "MAX_TRANSCRIPT_STEP_BYTES",
     "TRANSCRIPT_PAYLOAD_TYPE",
     "TRANSCRIPT_SCHEMA",
+    "TRANSCRIPT_STOP_BYTES",
     "CollectedFile",
     "EvidenceReader",
     "EvidenceRules",
@@ -67,6 +70,21 @@ TRANSCRIPT_PAYLOAD_TYPE: Final = "application/vnd.playproof.transcript+json"
 
 MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024
 """The largest transcript payload a reader accepts (as large as a signed record)."""
+MAX_SEALED_TRANSCRIPT_BYTES = 12 * 1024 * 1024 - 64 * 1024
+"""The largest transcript payload a recorder signs.
+
+Its base64 form, with the envelope around it, stays within the 16 MiB a
+verifier reads of a signed envelope, so every sealed transcript can be checked.
+"""
+TRANSCRIPT_STOP_BYTES = 8 * 1024 * 1024
+"""Once its transcript is this large, a recording game asks the run to stop."""
+MAX_TRANSCRIPT_STEP_BYTES = MAX_SEALED_TRANSCRIPT_BYTES - TRANSCRIPT_STOP_BYTES
+"""The most bytes one step may add to a transcript (a larger step is an error).
+
+A run stops once its transcript reaches TRANSCRIPT_STOP_BYTES, and the step
+that crossed it is at most this large, so a transcript never outgrows
+MAX_SEALED_TRANSCRIPT_BYTES.
+"""
 MAX_STEP_OUTPUT_CHARS = 64 * 1024
 """Characters of program output one step keeps (more is an error, never cut silently)."""
 MAX_INLINE_FILE_BYTES = 256 * 1024
@@ -248,6 +266,15 @@ class Recording(Protocol):
 
     def transcript(self, contract_hash: str, seed: int) -> Transcript:
         """The transcript of the pass so far (launch and every input since)."""
+        ...
+
+    def transcript_full(self) -> bool:
+        """True once the transcript is as long as it may grow (TRANSCRIPT_STOP_BYTES).
+
+        The decision loop then ends the run (stop reason ``stopped``) before
+        the next decision, so that the transcript stays small enough to sign
+        and to verify.
+        """
         ...
 
 

@@ -15,6 +15,7 @@ turn limit, the budget, the segment limit, cancellation.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import platform
 import threading
@@ -75,6 +76,8 @@ __all__ = [
     "check_mode",
     "now",
 ]
+
+log = logging.getLogger("playproof.engine")
 
 # Decisions are kept as plain tuples on the hot path and validated in one batch.
 _DECISIONS: TypeAdapter[tuple[Decision, ...]] = TypeAdapter(tuple[Decision, ...])
@@ -324,6 +327,11 @@ class DecisionLoop:
                     spent += cost
             for ms in latencies:
                 latency += ms
+            if not (math.isfinite(spent) and math.isfinite(latency)):
+                raise RunError(
+                    f"the {'costs' if not math.isfinite(spent) else 'latencies'} of the "
+                    "decisions to resume add up past the largest finite amount"
+                )
             rows = list(zip(range(1, count + 1), inputs, costs, latencies, strict=True))
             return chained, spent, unmeasured, latency, rows
 
@@ -419,6 +427,8 @@ class DecisionLoop:
         act: Callable[..., Awaitable[Action]] = self.driver.act
         chain = ChainLinker(self.head)
         link = chain.link
+        # A recording game's transcript has a size a verifier can take; the game says when.
+        full = game.transcript_full if isinstance(game, Recording) else None
         spent, unmeasured, latency_total = self.spent, self.unmeasured, self.latency_total
         over, observation = self.over, self.observation
         turn = len(decisions)
@@ -438,6 +448,15 @@ class DecisionLoop:
                     stop = StopReason.SEGMENT_LIMIT
                     break
                 if cancelled():
+                    stop = StopReason.STOPPED
+                    break
+                if full is not None and full():
+                    log.warning(
+                        "the transcript of %s is as long as it may grow; the run stops after "
+                        "turn %d so that it can still be signed and verified",
+                        game.descriptor.id,
+                        turn,
+                    )
                     stop = StopReason.STOPPED
                     break
                 turn += 1
@@ -465,6 +484,11 @@ class DecisionLoop:
                     raise CostError(
                         f"the costs add up past the largest finite amount at turn {turn}; "
                         "no honest decision costs that much"
+                    )
+                if not math.isfinite(latency_total + latency_ms):
+                    raise RunError(
+                        f"the latencies add up past the largest finite amount at turn {turn}; "
+                        "the clock cannot be trusted"
                     )
                 # From here to the game step nothing can fail: the decision is
                 # taken (and paid for) once it is appended.

@@ -22,6 +22,7 @@ import re
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from playproof._bounded import read_bounded
 from playproof.adapters.desktop._process import (
@@ -31,12 +32,15 @@ from playproof.adapters.desktop._process import (
     run_helper,
 )
 from playproof.adapters.desktop._spec import Collect, DesktopSpec, load_spec, pin_files
+from playproof.core.canonical import canonical_json
 from playproof.core.evidence import Evidence
 from playproof.core.game import BuildIdentity, GameDescriptor, Platform, VerificationMode
 from playproof.core.observation import MAX_TEXT_CHARS, Observation
 from playproof.core.transcript import (
     MAX_EVENT_CHARS,
     MAX_INLINE_FILE_BYTES,
+    MAX_TRANSCRIPT_STEP_BYTES,
+    TRANSCRIPT_STOP_BYTES,
     CollectedFile,
     EvidenceReader,
     Transcript,
@@ -128,6 +132,8 @@ class DesktopGame:
         self._observation = Observation(text="")
         self._started = time.monotonic()
         self._started_at = ""
+        self._size = 0
+        """Bytes of the transcript's signed form so far (its steps and all around them)."""
 
     @property
     def descriptor(self) -> GameDescriptor:
@@ -186,6 +192,8 @@ class DesktopGame:
                 timeout_s=launch.ready_timeout_s,
                 same_numbering=not self._program.contained,
             )
+        # Every contract hash is 64 hex digits, so this is the size of what surrounds the steps.
+        self._size = len(self._transcript("0" * 64, seed, ()).payload())
         self._record(None, None, self._clock())
 
     def _clock(self) -> float:
@@ -259,6 +267,15 @@ class DesktopGame:
             at_ms=at_ms,
             settled_ms=self._clock(),
         )
+        # The transcript's steps are one JSON array: each step adds its canonical form and a comma.
+        size = len(canonical_json(step.model_dump(mode="json", by_alias=True)))
+        if size > MAX_TRANSCRIPT_STEP_BYTES:
+            raise RunError(
+                f"step {step.turn} would add {size} bytes to the transcript, over the "
+                f"{MAX_TRANSCRIPT_STEP_BYTES} one step may add; make the program print or "
+                "collect less per input"
+            )
+        self._size += size + (1 if self._steps else 0)
         self._steps.append(step)
         self._evidence = self._reader.read(step)
         self._over = self._over or self._reader.over(step)
@@ -300,11 +317,26 @@ class DesktopGame:
         """True once the program exited or its output matched the spec's ``over`` rule."""
         return self._over
 
+    @property
+    def transcript_bytes(self) -> int:
+        """The size of the transcript's signed form (its payload) as it stands."""
+        return self._size
+
+    def transcript_full(self) -> bool:
+        """True once the transcript reached TRANSCRIPT_STOP_BYTES: the run should stop."""
+        return self._size >= TRANSCRIPT_STOP_BYTES
+
     def transcript(self, contract_hash: str, seed: int) -> Transcript:
         """The transcript of the pass so far (the launch is step 0)."""
         if not self._steps:
             raise RunError("the desktop game has not been launched: nothing was recorded")
-        return Transcript(
+        return self._transcript(contract_hash, seed, tuple(self._steps))
+
+    def _transcript(
+        self, contract_hash: str, seed: int, steps: tuple[TranscriptStep, ...]
+    ) -> Transcript:
+        """The transcript with ``steps``; with none (only to measure the rest), unvalidated."""
+        fields: dict[str, Any] = dict(
             game_id=self._descriptor.id,
             build_digest=self._descriptor.build.digest,
             platform=DESKTOP_PLATFORM.family,
@@ -322,8 +354,9 @@ class DesktopGame:
                 if self._program is not None and self._program.contained
                 else "process-group",
             },
-            steps=tuple(self._steps),
+            steps=steps,
         )
+        return Transcript(**fields) if steps else Transcript.model_construct(**fields)
 
     def close(self) -> None:
         """End the launched program's whole group (idempotent; an attached pid is left alone)."""

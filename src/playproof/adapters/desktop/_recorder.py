@@ -16,7 +16,11 @@ from pathlib import Path
 
 from playproof.core.canonical import sha256_hex
 from playproof.core.record import RecorderPin
-from playproof.core.transcript import TRANSCRIPT_PAYLOAD_TYPE, Transcript
+from playproof.core.transcript import (
+    MAX_SEALED_TRANSCRIPT_BYTES,
+    TRANSCRIPT_PAYLOAD_TYPE,
+    Transcript,
+)
 from playproof.errors import RunError
 from playproof.sign import SigningKey
 from playproof.sign._dsse import sign_payload
@@ -42,6 +46,12 @@ class TranscriptSealer:
     def __call__(self, transcript: Transcript) -> RecorderPin:
         """Sign ``transcript``, write the envelope, and return the pin a record carries."""
         payload = transcript.payload()
+        if len(payload) > MAX_SEALED_TRANSCRIPT_BYTES:
+            # A recording game stops its run long before this (TRANSCRIPT_STOP_BYTES).
+            raise RunError(
+                f"the transcript is {len(payload)} bytes, over the {MAX_SEALED_TRANSCRIPT_BYTES} "
+                "a verifier can check once signed; it was not signed"
+            )
         envelope = sign_payload(TRANSCRIPT_PAYLOAD_TYPE, payload, [self.key]).to_bytes()
         folder = self.path.parent
         try:
