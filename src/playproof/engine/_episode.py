@@ -4,8 +4,10 @@ Before each decision the loop checks, in order: game over (when armed), the
 turn limit, the budget. A decision whose cost overshoots the budget is applied
 and recorded at full cost, then the run stops. Costs are what the driver
 measured (``None`` = unmeasured; refused under a budget); latency is the wall
-time around the driver call. A driver error, an empty or oversized input, or
-a negative or non-finite cost ends the run with a typed error and no record.
+time around the driver call. A driver error, an empty or oversized input, a
+negative or non-finite cost, or a cost (or latency) that would take the run's
+total past the largest finite number ends the run with a typed error and no
+record (a campaign keeps the decisions taken before it in its ledger).
 The driver is closed afterwards (``aclose()``, at most DRIVER_CLOSE_S); a close that
 fails or hangs is logged and never costs the run its record or replaces its error.
 The loop itself lives in :mod:`playproof.engine._loop` (campaigns share it).

@@ -34,12 +34,15 @@ import base64
 import contextlib
 import fcntl
 import hashlib
+import math
 import os
 import re
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
+from functools import reduce
+from operator import add
 from pathlib import Path
 from typing import Annotated, Literal, Protocol
 
@@ -748,6 +751,9 @@ def _segment_problems(ledger: Ledger) -> list[str]:
 def ledger_content_problems(ledger: Ledger) -> list[str]:
     """Per-segment digests, spend and chain heads against the decisions they cover.
 
+    The totals of the costs and of the latencies must be finite numbers, as
+    the decision loop keeps them (it stops a run before either overflows).
+
     Meaningful once the segments cover the decisions (see
     :func:`ledger_structure_problems`); this is the pass over every decision.
     """
@@ -794,8 +800,17 @@ def ledger_content_problems(ledger: Ledger) -> list[str]:
                 f"segment {segment.index}: its decisions do not chain to its recorded head "
                 "(a decision, the seed or the target pin was edited)"
             )
-    if spent != ledger.spent_usd:
+    if not math.isfinite(spent):
+        problems.append(
+            "the costs add up past the largest finite amount (a campaign stops before that)"
+        )
+    elif spent != ledger.spent_usd:
         problems.append(f"costs sum to {spent!r}, the ledger's spend says {ledger.spent_usd!r}")
+    # Summed in turn order, as the loop sums them: the run's total must stay a finite number.
+    if not math.isfinite(reduce(add, ledger.decisions.latencies_ms, 0.0)):
+        problems.append(
+            "the latencies add up past the largest finite amount (a campaign stops before that)"
+        )
     if unmeasured != ledger.unmeasured_decisions:
         problems.append(
             f"{unmeasured} decisions have unmeasured costs, the ledger says "

@@ -42,6 +42,7 @@ name when replay then fails to reproduce the record.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -244,11 +245,16 @@ def _accounting(record: RunRecord) -> CheckResult:
         latency += ms
     acc = record.accounting
     problems = []
-    if spent != acc.spent_usd:
+    # The decision loop stops a run before either total overflows, so no honest record has one.
+    if not math.isfinite(spent):
+        problems.append("costs add up past the largest finite amount, which no run records")
+    elif spent != acc.spent_usd:
         problems.append(f"costs sum to {spent!r}, record says {acc.spent_usd!r}")
     if unmeasured != acc.unmeasured_decisions:
         problems.append(f"{unmeasured} unmeasured costs, record says {acc.unmeasured_decisions}")
-    if latency != acc.total_latency_ms:
+    if not math.isfinite(latency):
+        problems.append("latencies add up past the largest finite amount, which no run records")
+    elif latency != acc.total_latency_ms:
         problems.append(f"latencies sum to {latency!r}, record says {acc.total_latency_ms!r}")
     if problems:
         return _check("accounting-consistent", False, "; ".join(problems))
