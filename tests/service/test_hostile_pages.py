@@ -199,3 +199,30 @@ def test_a_run_page_and_its_proof_download_parse_no_record_of_their_own(
     for path in (f"/runs/{run_id}", f"/runs/{run_id}?page=1", f"/runs/{run_id}/proof.json"):
         assert service.client.get(path).status_code == 200
     assert parsed == []
+
+
+def test_a_right_to_left_override_in_an_actor_id_cannot_turn_the_page_around(
+    service: Service, signer: SigningKey, record_2048: RunRecord
+) -> None:
+    # Shown raw, the override would make the heading read "... on native/2048 tneserp",
+    # text the record never held; the page prints the control as a visible code point.
+    spoof = "mallory\u202e8402/evitan no \u2066x\u2069"
+    record = record_2048.model_copy(
+        update={"actor": record_2048.actor.model_copy(update={"id": spoof})}
+    )
+    token = service.owner("alice", (signer.verifying_key,))
+    answer = service.upload(playproof.sign_record(record, signer).to_bytes(), token)
+    assert answer.status_code == 202, answer.text
+    run_id = str(answer.json()["id"])
+    service.verdict(run_id)
+    for path in (f"/runs/{run_id}", f"/runs/{run_id}/replay"):
+        page = service.client.get(path)
+        assert page.status_code == 200, path
+        assert not any(c in page.text for c in "\u202e\u2066\u2069"), path
+        assert "mallory&lt;U+202E&gt;8402/evitan no &lt;U+2066&gt;x&lt;U+2069&gt;" in page.text
+        heading = page.text[page.text.index("<h1>") : page.text.index("</h1>")]
+        assert "<bdi>" in heading
+    # The record itself is unchanged: its proof document keeps the id as signed.
+    proof = service.client.get(f"/runs/{run_id}/proof.json")
+    assert proof.status_code == 200
+    assert spoof in json.dumps(proof.json(), ensure_ascii=False)

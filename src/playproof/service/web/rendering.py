@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from playproof.service.headers import PAGE_POLICY
@@ -47,11 +49,29 @@ FRAMES_FOLDER = "frames"
 SESSION_KEY_FILE = "web-session.key"
 """The web sessions' HMAC key, in the service's data folder (mode 0600)."""
 
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters that reorder the text around them (Unicode's explicit bidirectional formatting)."""
+
+
+def _shown(value: Any) -> Any:
+    """A value as a page prints it: bidirectional controls in text become visible code points.
+
+    A record's strings are the uploader's; a right-to-left override in an actor
+    id would otherwise turn the heading around it backwards and could make the
+    page say something the record does not. Markup (made by the templates
+    themselves from values already passed through here) is left as it is.
+    """
+    if isinstance(value, str) and not isinstance(value, Markup) and _BIDI_CONTROLS.search(value):
+        return _BIDI_CONTROLS.sub(lambda m: f"<U+{ord(m.group()):04X}>", value)
+    return value
+
+
 _ENVIRONMENT = Environment(
     loader=FileSystemLoader(TEMPLATES),
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=_shown,
 )
 
 _ERROR_TEXT = {
