@@ -554,12 +554,15 @@ def launch(
     run_as = uid
     group: Cgroup | None = None
     if isolation == "bubblewrap":
-        command = [*_prlimit_prefix(spec.limits, extra), *_bwrap_prefix(spec, uid), *argv]
+        inside = argv if merge_output else [*_PIPES_INSIDE, *argv]
+        command = [*_prlimit_prefix(spec.limits, extra), *_bwrap_prefix(spec, uid), *inside]
         layout = cgroup_layout() if cgroup and uid is not None else None
         if layout is not None:
             group = _case_group(layout, spec.limits)
             # The first process joins before it execs prlimit: all the sandbox starts is inside.
             command = join_command(group, command)
+        if not merge_output:
+            command = [*_PIPES_OUTSIDE, *command]
         env = None
         cwd = None
         run_as = None  # bubblewrap starts as root and drops to ``uid`` inside
@@ -581,6 +584,17 @@ def launch(
         stderr_path=stderr_path,
         cgroup=group,
     )
+
+
+_PIPES_OUTSIDE = ("/bin/sh", "-c", 'exec "$@" 3<&0 4>&1 </dev/null >/dev/null', "sh")
+"""Starts bubblewrap with the candidate's pipes on descriptors 3 and 4, not on its stdio.
+
+bubblewrap (and its first process in the sandbox) keep their own stdin and stdout
+open until the sandbox ends, so a candidate that closed its output while still
+running would never show an end of output: the grader would wait for the case's
+deadline. Descriptors above 2 are closed by both, so only the candidate holds these."""
+_PIPES_INSIDE = ("/bin/sh", "-c", 'exec "$@" <&3 >&4 3<&- 4>&-', "sh")
+"""Inside the sandbox: descriptors 3 and 4 become the candidate's stdin and stdout."""
 
 
 def memory_limit_reason(limits: JailLimits, kills: int, whose: str) -> str:

@@ -134,21 +134,28 @@ class CandidateChannel:
 
     def _ask(self, line: str, payload: bytes, limit: int = MAX_DATA_BYTES) -> str | bytes:
         self.round_trips += 1
+        asked = line.split(maxsplit=1)[0]
         self._send(memoryview(line.encode("ascii") + b"\n" + payload))
-        head = self._line()
+        try:
+            head = self._line()
+        except CandidateGone as exc:
+            raise CandidateGone(f"{exc} before replying to {asked}") from None
         verb, _, rest = head.partition(" ")
         if verb == "OK":
             return rest
         if verb == "ERR":
             said = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", rest[:200])
-            raise ProtocolBreach(f"candidate error on {line.split(maxsplit=1)[0]}: {said}")
+            raise ProtocolBreach(f"candidate error on {asked}: {said}")
         if verb == "DATA":
             if not _DATA_LENGTH.fullmatch(rest):
                 raise ProtocolBreach(f"bad DATA length {rest[:20]!r}")
             size = int(rest)
             if not 0 <= size <= limit:
                 raise ProtocolBreach(f"DATA of {size} bytes is over the {limit}-byte bound")
-            return self._exact(size)
+            try:
+                return self._exact(size)
+            except CandidateGone as exc:
+                raise CandidateGone(f"{exc} partway through its reply to {asked}") from None
         raise ProtocolBreach(f"unknown reply {head[:60]!r}")
 
     def hello(self) -> str:
