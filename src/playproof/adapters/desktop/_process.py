@@ -257,12 +257,15 @@ def run_helper(
     size = 0
     deadline = time.monotonic() + timeout_s
     try:
+        # poll, not select: select refuses a descriptor numbered 1024 or above, which a
+        # process holding many files (a long session, many games open) gets for new pipes.
+        readable = select.poll()
+        readable.register(stream.fileno(), select.POLLIN)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise RunError(f"the {what} did not finish within {timeout_s:g} s")
-            ready, _, _ = select.select([stream], [], [], left)
-            if not ready:
+            if not readable.poll(max(left * 1000.0, 1.0)):
                 continue
             chunk = os.read(stream.fileno(), _READ_BYTES)
             if not chunk:
