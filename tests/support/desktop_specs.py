@@ -115,6 +115,33 @@ def saver(folder: Path) -> tuple[Path, Contract]:
     return spec, contract_of("desktop-saver", SAVER_CONTRACT)
 
 
+SHOUT_SPEC = """
+id = "shout"
+vocabulary = ["say"]
+pins = ["desktop_shout.py"]
+
+[launch]
+command = [{python}, "desktop_shout.py"]
+
+[observe]
+prompt = "> "
+step_timeout_s = 20
+
+[rules]
+state = [{{ key = "said", pattern = "said (\\\\d+)" }}]
+"""
+
+SHOUT_CONTRACT = [
+    {"id": "spoke", "check": {"kind": "state", "key": "said", "op": ">=", "value": 1}}
+]
+
+
+def shout(folder: Path) -> tuple[Path, Contract]:
+    """The loud program's spec in ``folder`` (about 120 KB of output per input) and its contract."""
+    spec = setup(folder, "desktop_shout.py", SHOUT_SPEC)
+    return spec, contract_of("desktop-shout", SHOUT_CONTRACT)
+
+
 FORKER_SPEC = """
 id = "forker"
 vocabulary = ["tick"]

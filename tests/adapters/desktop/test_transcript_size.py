@@ -8,8 +8,6 @@ MAX_TRANSCRIPT_STEP_BYTES, and the sealer never signs what no verifier could rea
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import desktop_specs
@@ -19,8 +17,8 @@ import playproof
 from playproof.adapters.desktop import DesktopGame, TranscriptSealer, make_game
 from playproof.adapters.desktop import _game as game_module
 from playproof.adapters.desktop import _recorder as recorder_module
-from playproof.core.contract import Contract
-from playproof.core.record import StopReason
+from playproof.core.record import RunRecord, StopReason
+from playproof.core.report import VerificationReport
 from playproof.core.transcript import (
     MAX_SEALED_TRANSCRIPT_BYTES,
     MAX_TRANSCRIPT_BYTES,
@@ -34,46 +32,7 @@ from playproof.sign import MAX_ENVELOPE_BYTES, SigningKey, parse_envelope
 from playproof.sign._dsse import sign_payload
 
 LOUD = 60_000
-"""Characters the shouting program prints per input (just under one observation's bound)."""
-
-SHOUT = f"""
-import sys
-sys.stdout.write("> ")
-sys.stdout.flush()
-n = 0
-for line in sys.stdin:
-    n += 1
-    sys.stdout.write("said %d\\n" % n + "\\u00e9" * {LOUD} + "\\n> ")
-    sys.stdout.flush()
-"""
-
-SPEC = """
-id = "shout"
-vocabulary = ["say"]
-pins = ["shout.py"]
-
-[launch]
-command = [{python}, "shout.py"]
-
-[observe]
-prompt = "> "
-step_timeout_s = 20
-
-[rules]
-state = [{{ key = "said", pattern = "said (\\\\d+)" }}]
-"""
-
-
-def _shout(folder: Path) -> tuple[Path, Contract]:
-    folder.mkdir(parents=True)
-    (folder / "shout.py").write_text(SHOUT)
-    spec = folder / "spec.toml"
-    spec.write_text(SPEC.format(python=json.dumps(sys.executable)))
-    contract = desktop_specs.contract_of(
-        "desktop-shout",
-        [{"id": "spoke", "check": {"kind": "state", "key": "said", "op": ">=", "value": 1}}],
-    )
-    return spec, contract
+"""Two-byte characters the loud program prints per input (just under one observation's bound)."""
 
 
 def test_the_bounds_fit_what_a_verifier_reads() -> None:
@@ -88,7 +47,7 @@ def test_the_bounds_fit_what_a_verifier_reads() -> None:
 
 
 def test_the_game_counts_its_transcript_to_the_byte(tmp_path: Path) -> None:
-    spec, contract = _shout(tmp_path / "shout")
+    spec, contract = desktop_specs.shout(tmp_path / "shout")
     game = make_game(str(spec))
     assert isinstance(game, DesktopGame)
     try:
@@ -103,27 +62,32 @@ def test_the_game_counts_its_transcript_to_the_byte(tmp_path: Path) -> None:
     assert len(payload) > 2 * 2 * LOUD
 
 
-def test_a_long_pass_stops_before_its_transcript_outgrows_a_verifier(tmp_path: Path) -> None:
-    spec, contract = _shout(tmp_path / "shout")
+def _play(tmp_path: Path, turns: int) -> tuple[RunRecord, bytes, VerificationReport]:
+    """Say ``turns`` times; the record, its transcript's signed payload and its verification."""
+    spec, contract = desktop_specs.shout(tmp_path / "shout")
     key = SigningKey.generate()
     sealer = TranscriptSealer(key, tmp_path / "run.transcript.json")
     record = playproof.run(
         f"desktop:{spec}",
-        ScriptedDriver(["say"] * 1000),
+        ScriptedDriver(["say"] * turns),
         contract=contract,
         mode="trusted-recorder",
         recorder=sealer,
-        max_turns=1000,
+        max_turns=turns,
     )
-    # About 120 KB a step: the run stops near 70 steps, long before its 1,000 turns.
-    assert record.stop_reason is StopReason.STOPPED
-    assert 40 < len(record.decisions) < 1000
     assert sealer.sealed is not None
-    payload = parse_envelope(sealer.sealed).payload_bytes()
-    assert TRANSCRIPT_STOP_BYTES <= len(payload) <= MAX_SEALED_TRANSCRIPT_BYTES
     report = playproof.verify_record(
         record, contract=contract, transcript=sealer.sealed, recorder_keys=[key.verifying_key]
     )
+    return record, parse_envelope(sealer.sealed).payload_bytes(), report
+
+
+def test_a_long_pass_stops_before_its_transcript_outgrows_a_verifier(tmp_path: Path) -> None:
+    record, payload, report = _play(tmp_path, 1000)
+    # About 120 KB a step: the run stops near 70 steps, long before its 1,000 turns.
+    assert record.stop_reason is StopReason.STOPPED
+    assert 40 < len(record.decisions) < 1000
+    assert TRANSCRIPT_STOP_BYTES <= len(payload) <= MAX_SEALED_TRANSCRIPT_BYTES
     assert report.clean, report.failed()
     assert report.verified == ["spoke"]
 
@@ -131,34 +95,19 @@ def test_a_long_pass_stops_before_its_transcript_outgrows_a_verifier(tmp_path: P
 def test_a_run_stops_at_the_step_that_filled_its_transcript(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec, contract = _shout(tmp_path / "shout")
     # Room for the launch and about three loud steps (each is over 120,000 bytes).
     monkeypatch.setattr(game_module, "TRANSCRIPT_STOP_BYTES", 300_000)
-    key = SigningKey.generate()
-    sealer = TranscriptSealer(key, tmp_path / "run.transcript.json")
-    record = playproof.run(
-        f"desktop:{spec}",
-        ScriptedDriver(["say"] * 50),
-        contract=contract,
-        mode="trusted-recorder",
-        recorder=sealer,
-        max_turns=50,
-    )
+    record, payload, report = _play(tmp_path, 50)
     assert record.stop_reason is StopReason.STOPPED
     assert len(record.decisions) == 3
-    assert sealer.sealed is not None
-    payload = parse_envelope(sealer.sealed).payload_bytes()
     assert len(payload) >= 300_000
-    report = playproof.verify_record(
-        record, contract=contract, transcript=sealer.sealed, recorder_keys=[key.verifying_key]
-    )
     assert report.clean, report.failed()
 
 
 def test_a_step_too_large_for_any_transcript_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec, _ = _shout(tmp_path / "shout")
+    spec, _ = desktop_specs.shout(tmp_path / "shout")
     monkeypatch.setattr(game_module, "MAX_TRANSCRIPT_STEP_BYTES", 100_000)
     game = make_game(str(spec))
     try:
@@ -172,7 +121,7 @@ def test_a_step_too_large_for_any_transcript_is_refused(
 def test_the_sealer_never_signs_a_transcript_no_verifier_could_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec, contract = _shout(tmp_path / "shout")
+    spec, contract = desktop_specs.shout(tmp_path / "shout")
     game = make_game(str(spec))
     try:
         game.reset(0)
