@@ -314,7 +314,9 @@ def parse_model(model: type[M], data: Any, *, limit: int, what: str) -> M:
 
     Text is bounded by ``limit`` and must be plain JSON (no duplicate keys,
     no NaN or Infinity); a parsed value is written back as JSON text first, so
-    both are judged the same strict way (see :func:`validate_strict`). Raises
+    both are judged the same strict way (see :func:`validate_strict`), and is
+    refused when its compact JSON (UTF-8) is over ``limit``: no text of it
+    would be read, so neither is the value. Raises
     :class:`~playproof.errors.FormatError` and nothing else for any input.
     """
     if isinstance(data, bytes | bytearray | memoryview | str):
@@ -322,11 +324,17 @@ def parse_model(model: type[M], data: Any, *, limit: int, what: str) -> M:
         parse_json(text, limit=limit, what=what)
     else:
         try:
-            text = json.dumps(data, allow_nan=False)
+            text = json.dumps(data, allow_nan=False, separators=(",", ":"))
         except RecursionError as exc:
             raise FormatError(f"{what} is not valid: {_DEPTH_NOTE}") from exc
         except (TypeError, ValueError) as exc:
             raise FormatError(f"{what} is not JSON data: {exc}") from exc
+        # The text escapes every non-ASCII character, so it is never shorter than
+        # the value's UTF-8 form; only a long one is measured again, exactly.
+        if len(text) > limit:
+            size = len(_STRING_LIST(data).encode("utf-8", "surrogatepass"))
+            if size > limit:
+                raise FormatError(f"{what} is {size} bytes as JSON, over the {limit}-byte limit")
     return validate_strict(model, text, what=what)
 
 

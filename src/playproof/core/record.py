@@ -626,11 +626,25 @@ def read_parsed_record(data: Any) -> RunRecord:
 
     A v2 record's columns are checked by :func:`read_decision_columns` and
     kept (no copy of a long column is made); everything else is judged by the
-    schema exactly as :func:`parse_run_record` judges text.
+    schema exactly as :func:`parse_run_record` judges text, within
+    MAX_RECORD_BYTES as JSON. The columns are not written out to be measured:
+    a record is refused when its decisions alone could not be written in
+    MAX_RECORD_BYTES (the inputs' characters, their quotes, and at least one
+    character for each number and each comma), which bounds how many
+    decisions, and how much input text, a parsed record may carry.
     """
     if not _columnar(data):
         return parse_model(RunRecord, data, limit=MAX_RECORD_BYTES, what="record")
     log = read_decision_columns(data["decisions"])
+    count = len(log.inputs)
+    if count:
+        # Per decision: the input in quotes, two numbers, three commas (one fewer per column).
+        least = sum(map(len, log.inputs)) + 7 * count - 3
+        if least > MAX_RECORD_BYTES:
+            raise FormatError(
+                f"record is over the {MAX_RECORD_BYTES}-byte limit: its {count} decisions "
+                f"alone take at least {least} bytes as JSON"
+            )
     record = parse_model(
         RunRecord, {**data, "decisions": _NO_DECISIONS}, limit=MAX_RECORD_BYTES, what="record"
     )
