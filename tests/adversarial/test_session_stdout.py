@@ -13,6 +13,7 @@ import asyncio
 import os
 import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -94,3 +95,52 @@ def test_the_decision_after_the_agent_lost_its_stdout_fails_at_once(marker: str,
 def test_an_episode_on_such_an_agent_ends_with_the_driver_error(marker: str, mode: str) -> None:
     with pytest.raises(RunError, match=ENDINGS[mode]):
         playproof.run("native/2048", _driver(marker, mode), max_turns=5)
+
+
+PROBE_BOUND_S = 30.0
+"""How long the stand-in probe waits for the event loop to run another task (a bound
+that only ends a test whose loop is blocked; the check is whether the task ran)."""
+
+
+@pytest.mark.timeout(120)
+def test_the_stdout_probe_leaves_the_event_loop_free(
+    marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe walks ``/proc`` (slow with many processes): other tasks run meanwhile."""
+    import playproof.drivers.session as session_module
+
+    real_probe = session_module.pipe_still_held
+    ticked = threading.Event()
+    loop_ran: list[bool] = []
+
+    def slow_probe(process: asyncio.subprocess.Process, inode: int, *, layers: int) -> bool:
+        ticked.clear()
+        # Returns as soon as a task on the event loop runs; blocking the loop, never.
+        loop_ran.append(ticked.wait(PROBE_BOUND_S))
+        return real_probe(process, inode, layers=layers)
+
+    monkeypatch.setattr(session_module, "pipe_still_held", slow_probe)
+
+    async def ticker() -> None:
+        while True:
+            ticked.set()
+            await asyncio.sleep(0.01)
+
+    async def episode() -> Exception:
+        driver = _driver(marker, "close-after-one")
+        beside = asyncio.ensure_future(ticker())
+        try:
+            for turn in (1, 2, 3):
+                context = DecisionContext(turn, 3, 1, 0.0, None, VOCABULARY)
+                await driver.act(Observation(text="board"), (), context)
+        except DriverError as exc:
+            return exc
+        finally:
+            beside.cancel()
+            await driver.aclose()
+        raise AssertionError("the driver never failed")
+
+    error = asyncio.run(episode())
+    assert re.search(ENDINGS["close-after-one"], str(error))
+    assert loop_ran, "the stdout probe never ran"
+    assert all(loop_ran), "the event loop was blocked while the stdout probe ran"

@@ -257,6 +257,7 @@ def pipe_still_held(process: asyncio.subprocess.Process, inode: int, *, layers: 
     everything it started are below them. False only when there is at least
     one such process, every one could be read and none has the pipe open: no
     reply can come. (Before the launcher has started the agent there is none.)
+    It reads ``/proc`` synchronously: an async caller runs it in a thread.
     """
     parents = _parent_pids()
     if parents is None:

@@ -355,8 +355,10 @@ class SessionDriver:
                     "running: no reply can come"
                 )
             inode = session.stdout_inode
-            abandoned = inode is not None and not pipe_still_held(
-                session.process, inode, layers=session.layers
+            # The probe walks /proc (up to MAX_PROBED_PROCESSES entries): in a thread, so a
+            # machine with many processes never stalls the event loop's other tasks.
+            abandoned = inode is not None and not await asyncio.to_thread(
+                pipe_still_held, session.process, inode, layers=session.layers
             )
             # Once abandoned, one more short wait reads what the agent wrote before closing.
             wait = STDOUT_PROBE_FIRST_S if abandoned else min(wait * 2, STDOUT_PROBE_MAX_S)
