@@ -183,3 +183,34 @@ def test_a_record_whose_verification_hangs_is_rejected_alone_in_time(
     assert [c.id for c in failed] == ["claims-reproduced"]
     assert "did not finish within 3 s" in failed[0].reason
     assert [v.report.clean for v in verdicts] == [True, False, True, False]
+
+
+def test_an_interrupt_while_a_verification_hangs_reaches_the_caller(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the pool was then closed by waiting for every task, the hung one too."""
+    import threading
+
+    import dying_verify
+
+    from playproof.exec import _batch
+
+    trusted = VerifyingKey.load(folder.parent / f"{folder.name}.pub.pem")
+    monkeypatch.setattr(_batch, "_verify_bytes", dying_verify.hang_for_doomed)
+
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C would, once a verdict is in
+
+    answer: list[BaseException] = []
+
+    def batch() -> None:
+        try:
+            verify_many([folder], [trusted], executor="local", jobs=2, progress=interrupt)
+        except BaseException as exc:
+            answer.append(exc)
+
+    thread = threading.Thread(target=batch, daemon=True)
+    thread.start()
+    thread.join(90)
+    assert not thread.is_alive(), "the batch waited for the hung verification"
+    assert [type(e) for e in answer] == [KeyboardInterrupt]

@@ -165,7 +165,7 @@ def verify_many(
     worker: bool | None = None if executor == "serial" else False
     while inputs:
         pool, _ = open_executor(executor, jobs, address=address, on_retry=on_retry)
-        hung = False
+        hung = True  # until every task is known to have finished
         try:
             futures = {
                 pool.submit(_verify_bytes, data, pems, unsigned, worker, transcript, contract): i
@@ -174,7 +174,9 @@ def verify_many(
             broken, hung = _collect(futures, files, verdicts, inputs, len(files), progress)
         finally:
             if hung:
-                abandon(pool)  # waiting would wait for the hung tasks forever
+                # Tasks hung, or an error (an interrupt, a progress callback that raised)
+                # left some running, perhaps hung: waiting could wait for them forever.
+                abandon(pool)
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
         if broken is None:

@@ -36,7 +36,7 @@ from playproof.core.canonical import canonical_json, parse_json
 from playproof.core.record import RunRecord
 from playproof.core.report import VerificationReport
 from playproof.errors import FormatError, RunError
-from playproof.matrix._executor import open_executor
+from playproof.matrix._executor import abandon, open_executor
 from playproof.matrix._spec import MAX_SPEC_BYTES, Cell, MatrixSpec
 from playproof.matrix._store import (
     CONFIG_OPTION,
@@ -240,6 +240,7 @@ def collect(
         unchecked = "missing cells and the records' configurations cannot be checked"
         rejected.append(Rejected(SPEC_FILE, (f"{unreadable}: {unchecked}",)))
     replays: dict[Future[VerificationReport], tuple[Path, Cell, RunRecord, str]] = {}
+    finished = False
     try:
         for path in files:
             try:
@@ -297,8 +298,12 @@ def collect(
                 cells.append(VerifiedCell(path.name, cell, record, report, "replay"))
             else:
                 rejected.append(Rejected(path.name, _reasons(report)))
+        finished = True
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            abandon(pool)  # a replay may hang (the timeout): waiting would wait for it forever
     missing: list[str] = []
     if spec is not None:
         present = {c.cell.id for c in cells} | {

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 
 from playproof.exec import RetryNotice
+from playproof.exec import abandon as _abandon
 from playproof.exec import check_executor as _check
 from playproof.exec import open_executor as _open
 
-__all__ = ["check_executor", "open_executor"]
+__all__ = ["abandon", "check_executor", "open_executor"]
 
 
 def check_executor(kind: str, jobs: int | None = None, address: str | None = None) -> None:
@@ -33,3 +34,8 @@ def open_executor(
 ) -> tuple[Executor, int]:
     """An executor of ``kind`` and how many calls it runs at once."""
     return _open(kind, jobs, address=address, preload=preload, on_retry=on_retry)
+
+
+def abandon(pool: Executor) -> None:
+    """Shut ``pool`` down without waiting for its calls (one may hang); end local processes."""
+    _abandon(pool)

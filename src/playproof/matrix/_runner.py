@@ -31,7 +31,7 @@ from playproof.core.contract import contract_hash
 from playproof.core.record import RunRecord, RunSettings
 from playproof.errors import PlayproofError, RunError
 from playproof.exec import resolve_target
-from playproof.matrix._executor import open_executor
+from playproof.matrix._executor import abandon, open_executor
 from playproof.matrix._spec import AgentProfile, Cell, MatrixSpec
 from playproof.matrix._store import (
     CONFIG_OPTION,
@@ -201,9 +201,14 @@ def run_matrix(
     )
     try:
         in_pool = executor in ("local", "ray")
-        return _run(spec, folder, key, build, pool, workers, in_pool, on_cell)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        outcome = _run(spec, folder, key, build, pool, workers, in_pool, on_cell)
+    except BaseException:
+        # A cell may still be running, or hung (the timeout): waiting would wait for it,
+        # perhaps forever. Its record would not be written anyway; a rerun plays it.
+        abandon(pool)
+        raise
+    pool.shutdown(wait=True, cancel_futures=True)  # every cell is finished
+    return outcome
 
 
 def _run(

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from playproof.errors import ServiceError
+from playproof.exec import abandon
 from playproof.service.db import (
     InlineReads,
     current_revision,
@@ -189,12 +190,14 @@ def create_app(settings: ServiceSettings, *, executor: Executor | None = None) -
         try:
             yield
         finally:
-            busy = queue.in_flight() > 0
             queue.close()
             if executor is None:
-                # Waiting cleans the pool up; a replay under way is not waited
-                # for (its run stays pending and is replayed at the next start).
-                pool.shutdown(wait=not busy, cancel_futures=True)
+                if queue.in_flight() > 0:
+                    # A replay under way is not waited for (it may never finish): its
+                    # process is ended, and its run stays pending for the next start.
+                    abandon(pool)
+                else:
+                    pool.shutdown(wait=True, cancel_futures=True)
             inline.dispose()
             engine.dispose()
 
