@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -75,6 +76,30 @@ def _finalize(process: ChildProcess) -> None:
     process.kill()
 
 
+def _check_env(env: Mapping[str, str]) -> None:
+    """Refuse an environment entry no process can be given (as a FormatError, not ValueError)."""
+    for name, value in env.items():
+        _check_env_text(name, f"name {name!r}")
+        if not name:
+            raise FormatError("bad worker environment: a variable name is empty")
+        if "=" in name:
+            raise FormatError(f"bad worker environment: the name {name!r} holds '='")
+        _check_env_text(value, f"value of {name}")
+
+
+def _check_env_text(text: object, shown: str) -> None:
+    if not isinstance(text, str):
+        raise FormatError(f"bad worker environment: the {shown} is {type(text).__name__}, not text")
+    if "\0" in text:
+        raise FormatError(f"bad worker environment: the {shown} holds a NUL byte")
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        raise FormatError(
+            f"bad worker environment: the {shown} cannot be encoded for a process"
+        ) from None
+
+
 def _encode(model: type[BaseModel], **fields: Any) -> bytes:
     """A request frame body; arguments the wire cannot carry are a FormatError here, not later."""
     try:
@@ -94,7 +119,9 @@ class WorkerGame:
 
     ``factory`` is ``"module:callable"``; the child imports it and calls it with
     the JSON-able ``options`` to get its game. ``env`` is added to (and
-    overrides) the parent's environment for the child. Optional capabilities
+    overrides) the parent's environment for the child; a name or value no
+    process can carry (a NUL byte, ``=`` or nothing in a name, text that cannot
+    be encoded) is a FormatError before anything starts. Optional capabilities
     are forwarded: ``checkpoint``/``restore`` when the child's game has them
     (else NotSupportedError), ``advance`` (one round trip per live decision) and
     ``replay`` (the whole log runs inside the child; one message each way).
@@ -119,6 +146,8 @@ class WorkerGame:
     ) -> None:
         if sys.platform == "win32":
             raise NotSupportedError("game workers need a POSIX system (poll on pipes)")
+        if env is not None:
+            _check_env(env)  # before anything starts: subprocess would raise a bare ValueError
         self._call_timeout = call_timeout
         self._replay_timeout = replay_timeout
         self._lock = threading.Lock()
