@@ -60,6 +60,7 @@ EXPECTED = {
         "Analysis",
         "Analyst",
         "CampaignResult",
+        "CampaignState",
         "DEFAULT_HISTORY",
         "DEFAULT_MAX_TURNS",
         "DEFAULT_RECENT",

@@ -201,6 +201,7 @@ async def acampaign(
     on_segment: Callable[[SegmentReport], None] | None = None,
     contract: Contract | None = None,
     settings: RunSettings | None = None,
+    guard: str | Path | None = None,
 ) -> CampaignResult:
     """Play (or resume from ``ledger``) a campaign of ``segment_turns``-turn segments.
 
@@ -209,7 +210,10 @@ async def acampaign(
     ``ledger_key``: every save is signed with it and a resume refuses a ledger
     it did not sign (use the key that will sign the record). ``saved`` is the
     ledger already read from ``ledger`` with ``playproof.engine.load_ledger``,
-    so the file is not read twice (it is still checked in full).
+    so the file is not read twice (it is still checked in full). ``guard`` is
+    a folder out of the agent's reach where the campaign's last save is noted,
+    so a resume refuses an older copy of the ledger (see
+    ``playproof.engine.run_campaign``).
     """
     resolved = resolve_target(target, contract)
     config = _config(
@@ -240,6 +244,7 @@ async def acampaign(
             cancel=cancel,
             on_turn=on_turn,
             on_segment=on_segment,
+            guard=Path(guard) if guard is not None else None,
         )
     finally:
         game.close()

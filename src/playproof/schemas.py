@@ -31,7 +31,7 @@ from playproof.corpus import (
     TaskRequest,
     ToolchainFingerprint,
 )
-from playproof.engine import SignedLedger
+from playproof.engine import CampaignState, SignedLedger
 from playproof.matrix import MatrixSpec
 from playproof.policy.envelope import PolicyEnvelope
 from playproof.policy.rebalance import RebalanceEvidence
@@ -68,6 +68,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "exploration-report": _model(ExplorationReport),
     "marks": _model(MarkSet),
     "ledger": _model(SignedLedger),
+    "campaign-state": _model(CampaignState),
     "log-tree-head": _model(TreeHead),
     "log-inclusion-proof": _model(InclusionProof),
     "log-consistency-proof": _model(ConsistencyProof),

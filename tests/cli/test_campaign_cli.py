@@ -1,6 +1,7 @@
 """``playproof campaign``: segments across real processes, resume, steering file, signing."""
 
 import json
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,28 @@ def test_resume_refuses_a_ledger_of_another_key_or_an_edited_one(tmp_path: Path)
     )  # fmt: skip
     assert edited.returncode != 0
     assert "signature does not verify" in edited.stdout + edited.stderr
+
+
+def test_resume_refuses_an_older_copy_of_the_ledger_noted_in_the_key_dir(tmp_path: Path) -> None:
+    args = [
+        "--json", "campaign", "native/2048", "--agent", "baseline:round-robin",
+        "--segment-turns", "10", "--ledger", "l.json", "--max-turns", "100", "--segments", "1",
+        "--key-dir", "keys",
+    ]  # fmt: skip
+    cli(*args, cwd=tmp_path)
+    ledger = tmp_path / "l.json"
+    older = ledger.read_bytes()
+    assert json.loads(cli(*args, cwd=tmp_path).stdout)["turns"] == 20
+    guard = tmp_path / "keys" / "campaigns"
+    assert stat.S_IMODE(guard.stat().st_mode) == 0o700
+    [note] = guard.glob("*.json")
+    assert json.loads(note.read_text())["decisions"] == 20
+    ledger.write_bytes(older)
+    rolled_back = subprocess.run(
+        [*EXE, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert rolled_back.returncode != 0
+    said = rolled_back.stdout + rolled_back.stderr
+    assert "older than the campaign's last save" in said
+    assert "it holds 10 decisions in 1 segment," in said
+    assert json.loads(note.read_text())["decisions"] == 20

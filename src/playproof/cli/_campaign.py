@@ -71,7 +71,10 @@ from playproof.errors import HookError, TargetError
 from playproof.sign import SigningKey, VerifyingKey, sign_record
 from playproof.targets import read_contract
 
-__all__ = ["MAX_STEER_FILE_BYTES", "SteerFile", "campaign"]
+__all__ = ["GUARD_FOLDER", "MAX_STEER_FILE_BYTES", "SteerFile", "campaign"]
+
+GUARD_FOLDER = "campaigns"
+"""The folder in ``--key-dir`` where each campaign's last save is noted (the rollback guard)."""
 
 MAX_STEER_FILE_BYTES = 64 * 1024
 """The most of a steering file read (longer notes are refused by the guidance bound anyway)."""
@@ -280,6 +283,7 @@ def campaign(
                 on_turn=on_turn,
                 on_segment=on_segment,
                 settings=run_settings(agent, options),
+                guard=key_dir / GUARD_FOLDER,
             )
         )
     finally:

@@ -9,6 +9,7 @@ from playproof.engine._episode import (
     check_mode,
     play,
 )
+from playproof.engine._guard import CampaignState
 from playproof.engine._ledger import (
     LEDGER_SCHEMA,
     MAX_LEDGER_BYTES,
@@ -40,6 +41,7 @@ __all__ = [
     "Analysis",
     "Analyst",
     "CampaignResult",
+    "CampaignState",
     "EpisodeConfig",
     "Ledger",
     "LedgerSigner",

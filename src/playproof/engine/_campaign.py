@@ -21,6 +21,10 @@ A campaign with a ledger file needs the campaign's key (``ledger_key``, a
 that this key did not sign or that was changed since. While it plays it holds
 the ledger's lock (see ``hold_ledger``): a second campaign on the same file is
 refused rather than left to overwrite the first one's segments.
+
+Every older copy of a ledger is signed too, so with ``guard`` (a folder out of
+the agent's reach) a note of the campaign's last save is kept there and a
+resume refuses a ledger older than it (see ``playproof.engine._guard``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,16 @@ from playproof.core.game import Game
 from playproof.core.record import ClaimedMilestone, RunRecord, StopReason
 from playproof.core.score import identity_ids
 from playproof.engine._episode import close_driver
+from playproof.engine._guard import (
+    CampaignState,
+    campaign_id,
+    hold_campaign,
+    open_guard,
+    read_state,
+    rollback_problems,
+    state_of,
+    write_state,
+)
 from playproof.engine._ledger import (
     AnalysisEntry,
     Ledger,
@@ -92,11 +106,14 @@ class _Campaign:
         path: Path | None,
         key: LedgerSigner | None,
         recent: int,
+        guard: Path | None = None,
     ) -> None:
         self.loop = loop
         self.segment_turns = segment_turns
         self.path = path
         self.key = key
+        self.guard = guard
+        """The guard folder the campaign's last save is noted in (None: no guard)."""
         self.recent = recent
         self.covered = 0
         """Turns the saved segments cover (the loop may hold more while a segment plays)."""
@@ -218,7 +235,17 @@ class _Campaign:
         ledger = self.ledger()
         if self.path is not None and self.key is not None:
             save_ledger(ledger, self.path, self.key)
+            # Only once the ledger is durable: the state never runs ahead of it.
+            self.note_save(ledger)
         return ledger
+
+    def note_save(self, ledger: Ledger, noted: CampaignState | None = None) -> None:
+        """Write the guard's state for the save ``ledger`` (unless it already says ``noted``)."""
+        if self.guard is None or self.key is None:
+            return
+        state = state_of(ledger, self.key.key_id)
+        if state != noted:
+            write_state(self.guard, state, str(self.path))
 
     def close_segment(
         self, first: int, started_at: str, status: SegmentStatus, stop: StopReason | None
@@ -309,6 +336,35 @@ class _Campaign:
         return last.stop_reason is StopReason.SEGMENT_LIMIT and not last.consulted
 
 
+def _check_guard(
+    guard: Path,
+    ledger: Path,
+    key: LedgerSigner,
+    saved: Ledger | None,
+    loop: DecisionLoop,
+    held: contextlib.ExitStack,
+) -> CampaignState | None:
+    """Hold the campaign's lock in ``guard`` and check ``saved`` against its last save.
+
+    Returns the state noted for the campaign (None when there is none yet).
+    """
+    where = str(ledger)
+    open_guard(guard, where)
+    if saved is None:
+        # A new campaign: its id is new (it holds its start time), so nothing is noted yet.
+        ident = campaign_id(loop.pin(), loop.actor(), loop.config.seed, loop.started_at, key.key_id)
+        held.enter_context(hold_campaign(guard, ident, where))
+        return None
+    ident = campaign_id(saved.target, saved.actor, saved.seed, saved.started_at, key.key_id)
+    held.enter_context(hold_campaign(guard, ident, where))
+    state = read_state(guard, ident, where)
+    if state is not None:
+        problems = rollback_problems(saved, state)
+        if problems:
+            raise LedgerError(where, problems)
+    return state
+
+
 def _milestones(claimed: tuple[ClaimedMilestone, ...]) -> str:
     return "[" + ", ".join(f"{c.id}@{c.turn}" for c in claimed) + "]"
 
@@ -330,6 +386,7 @@ async def run_campaign(
     on_turn: Callable[[TurnReport], None] | None = None,
     on_segment: Callable[[SegmentReport], None] | None = None,
     recent: int = DEFAULT_RECENT,
+    guard: Path | None = None,
 ) -> CampaignResult:
     """Play (or resume) a campaign of ``segment_turns``-turn segments; see the module docstring.
 
@@ -343,6 +400,16 @@ async def run_campaign(
     :func:`load_ledger` (under ``ledger_key.verifying_key``), so the file is
     not read and parsed twice; it is checked against itself, this run and
     replay exactly as a ledger read here would be.
+
+    ``guard`` is a folder out of the agent's reach (the command line uses
+    ``<key dir>/campaigns``, made with mode 0700) where a note of the
+    campaign's last save is written after every save of ``ledger``. A resume
+    then refuses (LedgerError) a ledger older than that save, or one that
+    went another way from it, such as an older signed copy put back between
+    two calls; a ledger ahead of the note is accepted. A campaign without a
+    note yet resumes as before and is noted from then on. While it plays, the
+    call holds the campaign's lock in ``guard``, so two copies of its ledger
+    cannot be played at once.
     """
     if ledger is not None and ledger_key is None:
         raise RunError(
@@ -355,9 +422,11 @@ async def run_campaign(
         raise RunError(f"segments must be >= 0, not {segments}")
     if saved is not None and ledger is None:
         raise RunError("saved is the ledger read from the ledger file: pass that file as ledger")
+    if guard is not None and ledger is None:
+        raise RunError("guard notes the saves of a ledger file: pass that file as ledger")
     cancel = cancel or asyncio.Event()
     loop = DecisionLoop(game, contract, driver, config)
-    campaign = _Campaign(loop, segment_turns, ledger, ledger_key, max(recent, 0))
+    campaign = _Campaign(loop, segment_turns, ledger, ledger_key, max(recent, 0), guard)
     reports: list[SegmentReport] = []
     status: Literal["finished", "paused", "interrupted"] = "paused"
     held = contextlib.ExitStack()
@@ -375,8 +444,13 @@ async def run_campaign(
                 )
         if saved is None and ledger is not None and ledger_key is not None and ledger.exists():
             saved = load_ledger(ledger, ledger_key.verifying_key, consistent=False)
+        noted: CampaignState | None = None
+        if guard is not None and ledger is not None and ledger_key is not None:
+            noted = _check_guard(guard, ledger, ledger_key, saved, loop, held)
         if saved is not None:
             campaign.adopt(saved)
+            # A ledger from before the guard, or ahead of its note, is noted at once.
+            campaign.note_save(saved, noted)
         else:
             loop.start()
         played = 0
