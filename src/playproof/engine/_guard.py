@@ -279,6 +279,10 @@ def hold_campaign(folder: Path, campaign: str, where: str) -> Iterator[None]:
                     "its ledger"
                 ],
             ) from None
+        except OSError as exc:
+            raise LedgerError(
+                where, [f"cannot lock the campaign's lock file {lock}: {exc.strerror or exc}"]
+            ) from exc
         yield
     finally:
         os.close(fd)
