@@ -27,3 +27,9 @@ class CrashingGame(Game2048):
 def make_game() -> CrashingGame:
     """The factory a pool process calls."""
     return CrashingGame()
+
+
+def make_game_that_hangs() -> CrashingGame:
+    """A factory that never returns (a game that hangs while it is built)."""
+    while True:
+        time.sleep(1)

@@ -108,17 +108,20 @@ class PoolReplayer:
         self._pool = pool or process_pool(
             self._workers, _preload(spec), initializer=_warm, initargs=(self._spec_json,)
         )
+        described: Future[GameDescriptor] | None = None
         try:
-            self._descriptor = self._pool.submit(_describe, self._spec_json).result(
-                timeout=EPISODE_TIMEOUT
-            )
+            described = self._pool.submit(_describe, self._spec_json)
+            self._descriptor = described.result(timeout=EPISODE_TIMEOUT)
         except TimeoutError:
             abandon(self._pool)  # a game that never gets built: waiting would wait forever
             raise TargetError(
                 f"the game was not built within {EPISODE_TIMEOUT:g} s in a pool process"
             ) from None
         except BaseException as exc:
-            self._pool.shutdown(cancel_futures=True)
+            if described is None or described.done():
+                self._pool.shutdown(cancel_futures=True)
+            else:
+                abandon(self._pool)  # interrupted while the game is built: it may never be
             if isinstance(exc, PlayproofError) or not isinstance(exc, Exception):
                 raise
             raise TargetError(
@@ -143,13 +146,28 @@ class PoolReplayer:
     def replay_many(self, jobs: Sequence[ReplayJob], contract: Contract) -> list[ReplayResult]:
         """Replay every job as one pool task; results in job order."""
         if self._abandoned:
-            raise TargetError("the pool was ended after an episode hung; open a new replayer")
+            raise TargetError(
+                "the pool was ended after an episode hung or the replay was interrupted; "
+                "open a new replayer"
+            )
         contract_json = contract.model_dump_json(by_alias=True)
         futures: dict[Future[ReplayResult], int] = {
             self._pool.submit(_episode, self._spec_json, contract_json, job): index
             for index, job in enumerate(jobs)
         }
-        results: list[ReplayResult | None] = [None] * len(jobs)
+        try:
+            return self._gather(futures, len(jobs))
+        except BaseException:
+            if not all(future.done() for future in futures):
+                # Interrupted (or a progress callback raised) with episodes still running,
+                # perhaps hung: closing the pool must not wait for them.
+                abandon(self._pool)
+                self._abandoned = True
+            raise
+
+    def _gather(self, futures: dict[Future[ReplayResult], int], total: int) -> list[ReplayResult]:
+        """Each result as it finishes, in job order; see :meth:`replay_many`."""
+        results: list[ReplayResult | None] = [None] * total
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=EPISODE_TIMEOUT, return_when=FIRST_COMPLETED)
@@ -166,12 +184,12 @@ class PoolReplayer:
                         left.cancel()
                     raise TargetError(
                         f"a pool process died while replaying episode {futures[future] + 1} "
-                        f"of {len(jobs)} (a game that crashes its process, or out of memory); "
+                        f"of {total} (a game that crashes its process, or out of memory); "
                         "run again with fewer workers, or with --executor serial to see "
                         "the game's own error"
                     ) from exc
             if self._progress is not None:
-                self._progress(len(jobs) - len(pending), len(jobs))
+                self._progress(total - len(pending), total)
         return [r for r in results if r is not None]
 
     def close(self) -> None:
