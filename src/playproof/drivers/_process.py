@@ -79,6 +79,35 @@ def checked_argv(argv: Sequence[str]) -> tuple[str, ...]:
     return args
 
 
+def checked_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """Validate the agent's environment: text names and values no process refuses.
+
+    A NUL byte, an empty name or one holding ``=``, or text that cannot be
+    encoded would otherwise be a bare ValueError at the first decision.
+    """
+    if env is None:
+        return None
+    checked: dict[str, str] = {}
+    for name, value in env.items():
+        _check_env_text(name, f"name {name!r}")
+        if not name or "=" in name:
+            raise DriverError(f"agent environment name {name!r} is empty or holds '='")
+        _check_env_text(value, f"value of {name}")
+        checked[name] = value
+    return checked
+
+
+def _check_env_text(text: object, shown: str) -> None:
+    if not isinstance(text, str):
+        raise DriverError(f"agent environment {shown} is {type(text).__name__}, not str")
+    if "\x00" in text:
+        raise DriverError(f"agent environment {shown} contains a NUL byte")
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        raise DriverError(f"agent environment {shown} cannot be encoded for a process") from None
+
+
 def actor_name(argv: Sequence[str], name: str | None) -> str:
     """A short, secret-free name for the record: ``name`` or the program and script names."""
     if name is not None:

@@ -27,6 +27,7 @@ from playproof.drivers._process import (
     OutputTail,
     actor_name,
     checked_argv,
+    checked_env,
     kill_group,
     launcher,
     reap,
@@ -110,7 +111,7 @@ class CliDriver:
         self._timeout_s = timeout_s
         self._max_output = max_output_bytes
         self._cwd = cwd
-        self._env = dict(env) if env is not None else None
+        self._env = checked_env(env)
         self.id = actor_name(self._argv, name)
         self.label = f"{self.kind}:{self.id}"
         """The actor as ``kind:id``, for messages (the record keeps kind and id apart)."""

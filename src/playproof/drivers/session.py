@@ -45,6 +45,7 @@ from playproof.drivers._process import (
     OutputTail,
     actor_name,
     checked_argv,
+    checked_env,
     discard_until_eof,
     kill_group,
     launcher,
@@ -140,7 +141,7 @@ class SessionDriver:
         self._max_session = max_session_bytes
         self._max_lost = max_consecutive_lost
         self._cwd = cwd
-        self._env = dict(env) if env is not None else None
+        self._env = checked_env(env)
         self.id = actor_name(self._argv, name)
         self.label = f"{self.kind}:{self.id}"
         """The actor as ``kind:id``, for messages (the record keeps kind and id apart)."""
