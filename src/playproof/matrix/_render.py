@@ -13,7 +13,7 @@ from pathlib import Path
 
 from playproof.errors import RunError
 from playproof.matrix._plots import cost_svg, frontier_svg, scores_svg
-from playproof.matrix._report import MatrixReport
+from playproof.matrix._report import AgentRow, MatrixReport, ScoreRow
 from playproof.matrix._store import write_atomic
 
 __all__ = ["PLOTS", "render_html", "render_markdown", "write_report"]
@@ -32,6 +32,16 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:.6f}"
+
+
+TOO_LARGE = "over $1.8e308"
+"""Shown for an amount past the largest float (named in a row's ``overflow``)."""
+
+
+def _spend(row: ScoreRow | AgentRow, field: str) -> str:
+    """A row's amount, or that it is past the largest float."""
+    value = getattr(row, field)
+    return TOO_LARGE if value is None and field in row.overflow else _usd(value)
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -60,8 +70,8 @@ def _tables(report: MatrixReport) -> list[tuple[str, str, list[str], list[list[s
                     _number(s.mean),
                     _interval(s.low, s.high),
                     str(s.earned),
-                    _usd(s.spent_usd) + (" (+unmeasured)" if s.unmeasured_decisions else ""),
-                    _usd(s.cost_per_milestone),
+                    _spend(s, "spent_usd") + (" (+unmeasured)" if s.unmeasured_decisions else ""),
+                    _spend(s, "cost_per_milestone"),
                 ]
                 for s in report.scores
             ],
@@ -77,7 +87,7 @@ def _tables(report: MatrixReport) -> list[tuple[str, str, list[str], list[list[s
                     str(a.targets),
                     _number(a.mean_score),
                     _usd(a.mean_cost_usd),
-                    _usd(a.cost_per_milestone),
+                    _spend(a, "cost_per_milestone"),
                     "yes" if a.frontier else "no",
                 ]
                 for a in report.agents

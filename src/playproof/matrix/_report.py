@@ -4,11 +4,18 @@
 :class:`MatrixReport` (also written as ``report.json``). Only clean records
 count; rejected ones are listed with their reasons. A cell's score is what
 replay verified: earned over earnable milestones.
+
+Money is added up exactly (as fractions) and rounded once. Every cost is a
+finite float, but many of them can add up past the largest float (about
+1.8e308): such a number is given as None and named in the row's ``overflow``,
+never as an infinity (which JSON cannot carry). A mean spend never overflows.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from fractions import Fraction
 from itertools import combinations
 from typing import Literal
 
@@ -83,10 +90,13 @@ class ScoreRow(_Row):
     low: float | None
     high: float | None
     earned: int
-    spent_usd: float
+    spent_usd: float | None
+    """The cells' spend added up (None: past the largest float, named in ``overflow``)."""
     cost_per_milestone: float | None
-    """Spend over earned milestones (None: nothing earned)."""
+    """Spend over earned milestones (None: nothing earned, or past the largest float)."""
     unmeasured_decisions: int
+    overflow: list[Literal["spent_usd", "cost_per_milestone"]] = Field(default_factory=list)
+    """The fields that are None because they are past the largest float (about 1.8e308)."""
 
 
 class AgentRow(_Row):
@@ -97,10 +107,13 @@ class AgentRow(_Row):
     mean_score: float
     """The mean over targets of the agent's mean score on each."""
     mean_cost_usd: float
-    """Mean spend per episode."""
+    """Mean spend per episode (always finite)."""
     cost_per_milestone: float | None
+    """Spend over earned milestones (None: nothing earned, or past the largest float)."""
     frontier: bool
     """No other agent scores at least as well for no more money (better in one)."""
+    overflow: list[Literal["cost_per_milestone"]] = Field(default_factory=list)
+    """The fields that are None because they are past the largest float (about 1.8e308)."""
 
 
 class RankRow(_Row):
@@ -171,6 +184,19 @@ def _cell_row(cell: VerifiedCell) -> CellRow:
     )
 
 
+def _exact_sum(values: Iterable[float]) -> Fraction:
+    """The exact sum of finite floats (a float sum of many large costs overflows to inf)."""
+    return sum((Fraction(v) for v in values), Fraction(0))
+
+
+def _rounded(value: Fraction) -> float | None:
+    """``value`` rounded to a float once; None when it is past the largest float."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def _ordered(values: list[str], preferred: list[str]) -> list[str]:
     """``values`` in the spec's order where it has one, the rest sorted after."""
     known = [v for v in preferred if v in values]
@@ -181,7 +207,14 @@ def _score_row(agent: str, target: str, rows: list[CellRow]) -> ScoreRow:
     values = [r.score for r in rows]
     interval = bootstrap_interval(values)
     earned = sum(r.earned for r in rows)
-    spent = sum(r.spent_usd for r in rows)
+    spent = _exact_sum(r.spent_usd for r in rows)
+    total = _rounded(spent)
+    per = _rounded(spent / earned) if earned else None
+    overflow: list[Literal["spent_usd", "cost_per_milestone"]] = []
+    if total is None:
+        overflow.append("spent_usd")
+    if earned and per is None:
+        overflow.append("cost_per_milestone")
     return ScoreRow(
         agent=agent,
         target=target,
@@ -190,9 +223,10 @@ def _score_row(agent: str, target: str, rows: list[CellRow]) -> ScoreRow:
         low=interval[0] if interval else None,
         high=interval[1] if interval else None,
         earned=earned,
-        spent_usd=spent,
-        cost_per_milestone=spent / earned if earned else None,
+        spent_usd=total,
+        cost_per_milestone=per,
         unmeasured_decisions=sum(r.unmeasured_decisions for r in rows),
+        overflow=overflow,
     )
 
 
@@ -252,17 +286,20 @@ def _agent_rows(
         mine = [r for r in rows if r.agent == agent]
         played = [t for t in targets if (agent, t) in mean]
         earned = sum(r.earned for r in mine)
-        spent = sum(r.spent_usd for r in mine)
+        spent = _exact_sum(r.spent_usd for r in mine)
+        # A mean of finite costs is at most the largest of them: it always rounds finite.
+        mean_cost = float(spent / len(mine))
         summary.append(
             (
                 agent,
                 len(played),
                 sum(mean[(agent, t)] for t in played) / len(played),
-                spent / len(mine),
-                spent / earned if earned else None,
+                mean_cost,
+                _rounded(spent / earned) if earned else None,
+                earned > 0,
             )
         )
-    front = pareto_front([(cost, score) for _, _, score, cost, _ in summary])
+    front = pareto_front([(cost, score) for _, _, score, cost, _, _ in summary])
     return [
         AgentRow(
             agent=agent,
@@ -271,6 +308,7 @@ def _agent_rows(
             mean_cost_usd=cost,
             cost_per_milestone=per,
             frontier=on,
+            overflow=["cost_per_milestone"] if earned and per is None else [],
         )
-        for (agent, count, score, cost, per), on in zip(summary, front, strict=True)
+        for (agent, count, score, cost, per, earned), on in zip(summary, front, strict=True)
     ]
