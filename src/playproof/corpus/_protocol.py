@@ -12,7 +12,7 @@ import os
 import re
 import select
 import time
-from typing import IO
+from typing import IO, Protocol
 
 from playproof.corpus._wire import (
     MAX_DATA_BYTES,
@@ -29,6 +29,9 @@ _DATA_LENGTH = re.compile(r"[0-9]{1,8}")
 """Control characters a candidate's ERR text may not carry into a reason (shown escaped)."""
 
 READ_CHUNK = 65536
+EXIT_CHECK_SECONDS = 0.05
+"""While a reply or a write waits, how often the candidate's own exit is checked: a
+child it forked may hold its pipes open after it exited, so no end of file tells."""
 
 
 def _milliseconds(seconds: float) -> int:
@@ -45,14 +48,32 @@ class CandidateTimeout(Exception):
 
 
 class CandidateGone(Exception):
-    """The candidate closed its output or its input (it exited or crashed)."""
+    """The candidate closed its output or its input, or exited (or crashed)."""
+
+
+class _Exited(CandidateGone):
+    """The candidate's own process exited while a wait was on (its pipes may still be open)."""
+
+
+class Exits(Protocol):
+    """A candidate's process as the channel watches it: ``poll`` is its exit status or None."""
+
+    def poll(self) -> int | None: ...
 
 
 class CandidateChannel:
     """Requests and bounded replies over a candidate's stdin/stdout, against one deadline."""
 
-    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], deadline: float) -> None:
+    def __init__(
+        self,
+        stdin: IO[bytes],
+        stdout: IO[bytes],
+        deadline: float,
+        process: Exits | None = None,
+    ) -> None:
+        """``process``: when given, its exit fails a wait at once, whoever holds the pipes."""
         self._stdin = stdin
+        self._process = process
         self._in = stdin.fileno()
         self._fd = stdout.fileno()
         os.set_blocking(self._fd, False)
@@ -68,12 +89,31 @@ class CandidateChannel:
         self.deadline = deadline
         self.round_trips = 0
 
+    def _wait(self, ready: select.poll) -> None:
+        """Until ``ready`` reports its descriptor; raise at the deadline or the candidate's exit.
+
+        With a process to watch, the wait is cut into slices of EXIT_CHECK_SECONDS
+        and the process is polled between them. Once it has exited, ``ready`` is
+        asked once more: what it wrote (or its end of file) before exiting comes
+        first, so only a pipe some other process still holds open fails here.
+        """
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise CandidateTimeout("the case deadline passed")
+            if self._process is None:
+                if ready.poll(_milliseconds(remaining)):
+                    return
+                raise CandidateTimeout("the case deadline passed")
+            if ready.poll(_milliseconds(min(remaining, EXIT_CHECK_SECONDS))):
+                return
+            if self._process.poll() is not None:
+                if ready.poll(0):
+                    return
+                raise _Exited("the candidate exited")
+
     def _fill(self) -> None:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise CandidateTimeout("the case deadline passed")
-        if not self._readable.poll(_milliseconds(remaining)):
-            raise CandidateTimeout("the case deadline passed")
+        self._wait(self._readable)
         try:
             chunk = os.read(self._fd, READ_CHUNK)
         except BlockingIOError:
@@ -105,11 +145,7 @@ class CandidateChannel:
 
     def _send(self, data: memoryview) -> None:
         while data:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise CandidateTimeout("the case deadline passed")
-            if not self._writable.poll(_milliseconds(remaining)):
-                raise CandidateTimeout("the case deadline passed")
+            self._wait(self._writable)
             try:
                 sent = os.write(self._in, data)
             except BlockingIOError:
@@ -135,7 +171,10 @@ class CandidateChannel:
     def _ask(self, line: str, payload: bytes, limit: int = MAX_DATA_BYTES) -> str | bytes:
         self.round_trips += 1
         asked = line.split(maxsplit=1)[0]
-        self._send(memoryview(line.encode("ascii") + b"\n" + payload))
+        try:
+            self._send(memoryview(line.encode("ascii") + b"\n" + payload))
+        except _Exited as exc:
+            raise CandidateGone(f"{exc} before reading all of {asked}") from None
         try:
             head = self._line()
         except CandidateGone as exc:

@@ -371,7 +371,8 @@ class _Slot:
                 assert live.jailed.process.stdin is not None
                 assert live.jailed.process.stdout is not None
                 stdin, stdout = live.jailed.process.stdin, live.jailed.process.stdout
-                live.channel = CandidateChannel(stdin, stdout, deadline)
+                # Its own exit ends a wait too: a child it forked may hold its output open.
+                live.channel = CandidateChannel(stdin, stdout, deadline, live.jailed.process)
                 live.channel.hello()
             live.channel.deadline = deadline
             if last and self.prestart and self.spare is None and more_waiting():
