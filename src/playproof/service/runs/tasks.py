@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any
 
@@ -318,6 +319,17 @@ class ReplayQueue:
         else:
             self.submit(run_id)
 
+    def _ended_by_stop(self, error: BaseException) -> bool:
+        """Whether a replay failed only because the service stopped under it.
+
+        On stopping, the app closes the queue and then ends the pool's processes
+        (``abandon``): a replay under way then fails with ``BrokenProcessPool``.
+        A pool that breaks while the queue is open is a real failure.
+        """
+        with self._lock:
+            closed = self._closed
+        return closed and isinstance(error, BrokenProcessPool)
+
     def _store(self, run_id: str, future: Future[Replayed]) -> None:
         with self._lock:
             self._inflight.pop(run_id, None)
@@ -326,6 +338,13 @@ class ReplayQueue:
             return
         error = future.exception()
         if error is not None:
+            if self._ended_by_stop(error):
+                log.info(
+                    "replay of run %s was ended because the service stopped; "
+                    "the run stays pending and is replayed at the next start",
+                    run_id,
+                )
+                return
             log.error("replay of run %s raised %s", run_id, type(error).__name__)
             self._count_failure(run_id, error)
             return
