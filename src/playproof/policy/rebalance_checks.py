@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from playproof.core.canonical import parse_json
+from playproof.core.canonical import parse_json, plain_json_problem
 from playproof.errors import FormatError
 from playproof.policy.checks import (
     CheckGroupResult,
@@ -40,6 +40,7 @@ from playproof.policy.rebalance import (
 from playproof.policy.validate import NANO, Rule, rule_violations, value_nano
 
 __all__ = [
+    "MAX_ALLOCATION_BYTES",
     "MAX_EVIDENCE_BYTES",
     "REBALANCE_POLICY",
     "REBALANCE_POLICY_CHECKS",
@@ -63,7 +64,10 @@ REBALANCE_POLICY_CHECKS = (
 """The stable check ids of the ``rebalance_policy`` group, in report order."""
 
 MAX_EVIDENCE_BYTES = 8 * 1024 * 1024
-"""The largest rebalance evidence text read (200 decisions take about 40 KB)."""
+"""The largest rebalance evidence read, as text or as JSON data (compact, UTF-8)
+(200 decisions take about 40 KB)."""
+MAX_ALLOCATION_BYTES = 64 * 1024
+"""The largest deployed allocation read as JSON data (compact, UTF-8; 64 weights fit in 2 KB)."""
 _NO_EVIDENCE = "input missing: no rebalance evidence document"
 _BAD_EVIDENCE = "input missing: the rebalance evidence document is malformed"
 _NO_ALLOCATION = "input missing: no deployed target weights"
@@ -393,14 +397,30 @@ def _read_evidence(evidence: EvidenceInput) -> tuple[RebalanceEvidence | None, s
     if isinstance(evidence, RebalanceEvidence):
         return evidence, ""
     try:
-        data = (
-            parse_json(evidence, limit=MAX_EVIDENCE_BYTES, what="rebalance evidence")
-            if isinstance(evidence, bytes | str)
-            else evidence
-        )
+        if isinstance(evidence, bytes | str):
+            data = parse_json(evidence, limit=MAX_EVIDENCE_BYTES, what="rebalance evidence")
+        elif plain_json_problem(evidence, MAX_EVIDENCE_BYTES) is not None:
+            # Parsed data is held to what its text would be: any size, NaN or a
+            # nesting too deep to write out would otherwise be read.
+            return None, _BAD_EVIDENCE
+        else:
+            data = evidence
         return RebalanceEvidence.model_validate(data), ""
-    except (ValidationError, FormatError):
+    except (ValidationError, FormatError, RecursionError):
         return None, _BAD_EVIDENCE
+
+
+def _read_allocation(allocation: Allocation | Mapping[str, Any] | None) -> Allocation | None:
+    """The deployed allocation from the model or its JSON data (None: missing or unreadable:
+    not plain JSON of at most :data:`MAX_ALLOCATION_BYTES`, or not an allocation)."""
+    if allocation is None or isinstance(allocation, Allocation):
+        return allocation
+    if plain_json_problem(allocation, MAX_ALLOCATION_BYTES) is not None:
+        return None
+    try:
+        return Allocation.model_validate(allocation)
+    except (ValidationError, RecursionError):
+        return None
 
 
 def rebalance_policy(
@@ -413,19 +433,14 @@ def rebalance_policy(
 
     ``envelope`` and ``allocation`` (target weights and drift threshold) are
     the deployment's; ``rebalance_evidence`` is the document replay produced
-    (the model, its JSON data, or its JSON text of at most
-    :data:`MAX_EVIDENCE_BYTES`). A missing or unreadable input fails the
-    checks that read it.
+    (the model, its JSON data, or its JSON text, of at most
+    :data:`MAX_EVIDENCE_BYTES` as JSON). JSON data is held to what its text
+    would be: plain JSON (no NaN, no other objects) of at most the limit
+    (:data:`MAX_ALLOCATION_BYTES` for an allocation). A missing or unreadable
+    input fails the checks that read it; nothing raises.
     """
     decoded, problem = _read_events(events)
-    try:
-        deployed = (
-            allocation
-            if allocation is None or isinstance(allocation, Allocation)
-            else Allocation.model_validate(allocation)
-        )
-    except ValidationError:
-        deployed = None
+    deployed = _read_allocation(allocation)
     document, evidence_problem = _read_evidence(rebalance_evidence)
     if decoded is None:
         return _decide(REBALANCE_POLICY, _CHECKS, problem, lambda check: False)

@@ -12,18 +12,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
+from playproof.core.canonical import plain_json_problem
 from playproof.core.game import Game
-from playproof.errors import PolicyError
+from playproof.errors import FormatError, PolicyError
 from playproof.policy.checks import CheckGroupResult, wallet_safety
 from playproof.policy.envelope import PolicyEnvelope, example_envelope, parse_envelope
 from playproof.policy.groups import policy_groups, template_of
 from playproof.policy.rebalance import REBALANCE_TEMPLATE, Allocation, RebalanceEvidence
+from playproof.policy.rebalance_checks import MAX_ALLOCATION_BYTES
 
 if TYPE_CHECKING:
     from playproof.core.record import RunRecord
     from playproof.targets import Target
 
 __all__ = [
+    "MAX_DEPLOYED_ENVELOPE_BYTES",
     "PolicyReplay",
     "deployed_allocation",
     "deployed_envelope",
@@ -52,13 +57,34 @@ def replay_events(game: Game, seed: int, inputs: Sequence[str]) -> tuple[str, ..
     return tuple(events)
 
 
+MAX_DEPLOYED_ENVELOPE_BYTES = 1 << 20
+"""The largest envelope option read, as JSON (compact, UTF-8)."""
+
+
+def _plain(data: Any, limit: int, what: str) -> None:
+    """FormatError unless ``data`` is plain JSON of at most ``limit`` bytes."""
+    problem = plain_json_problem(data, limit)
+    if problem is not None:
+        raise FormatError(f"{what} is not readable: {problem}")
+
+
 def deployed_envelope(target: Target) -> PolicyEnvelope:
-    """The envelope a policy-bound target deploys (its ``envelope`` option)."""
-    return parse_envelope(target.spec.options.get("envelope", example_envelope()))
+    """The envelope a policy-bound target deploys (its ``envelope`` option).
+
+    FormatError when the option is not plain JSON of at most
+    :data:`MAX_DEPLOYED_ENVELOPE_BYTES` or not an envelope.
+    """
+    data = target.spec.options.get("envelope", example_envelope())
+    _plain(data, MAX_DEPLOYED_ENVELOPE_BYTES, "the policy envelope")
+    return parse_envelope(data)
 
 
 def deployed_allocation(target: Target) -> Allocation | None:
-    """The target weights and drift threshold a rebalance target deploys (None for others)."""
+    """The target weights and drift threshold a rebalance target deploys (None for others).
+
+    FormatError, naming the field, when the option is not plain JSON of at most
+    :data:`MAX_ALLOCATION_BYTES` or not an allocation.
+    """
     data = target.spec.options.get("allocation")
     if data is None:
         if target.spec.factory.startswith("playproof.policy.rebalance_game:"):
@@ -66,7 +92,13 @@ def deployed_allocation(target: Target) -> Allocation | None:
 
             return Allocation.model_validate(example_allocation())
         return None
-    return Allocation.model_validate(data)
+    _plain(data, MAX_ALLOCATION_BYTES, "the allocation")
+    try:
+        return Allocation.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "allocation"
+        raise FormatError(f"allocation field {where}: {first['msg']}") from exc
 
 
 @dataclass(frozen=True, slots=True)
