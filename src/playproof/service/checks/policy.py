@@ -11,16 +11,17 @@ missing artifact fails every check that reads it with "input missing".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from playproof import policy
 from playproof.checks import CheckOutcome, GroupResult
+from playproof.core.canonical import parse_json
 from playproof.errors import FormatError, PolicyError
 from playproof.policy.envelope import PolicyEnvelope, parse_envelope
 from playproof.service.artifacts.roles import (
+    MAX_ARTIFACT_BYTES,
     POLICY_ENVELOPE,
     REBALANCE_ALLOCATION,
     REBALANCE_EVIDENCE,
@@ -54,11 +55,13 @@ class _Result(Protocol):
 
 
 def _json(data: bytes | None) -> Any:
+    """The artifact's JSON value (None: missing, or not plain JSON within the artifact limit:
+    too large, nested too deeply, NaN, a repeated key)."""
     if data is None:
         return None
     try:
-        return json.loads(data)
-    except ValueError:
+        return parse_json(data, limit=MAX_ARTIFACT_BYTES, what="a policy artifact")
+    except FormatError:
         return None
 
 
