@@ -74,3 +74,14 @@ def test_without_a_replay_the_section_says_so() -> None:
     broken = policy_view(get_target("solana/swap"), LINES, ('{"seq": 5, "type": "start"}',), [])
     assert broken.problem is not None
     assert "do not read" in broken.problem
+
+
+def test_events_nested_too_deeply_are_shown_as_not_read() -> None:
+    """json raises RecursionError on such an event, not ValueError: the page must not fail."""
+    depth = 8_000  # within the event size limit, far beyond the parser's recursion limit
+    nested = '{"seq": 0, "type": "start", "x": ' + "[" * depth + "]" * depth + "}"
+    view = policy_view(get_target("solana/swap"), LINES, (nested,), [])
+    assert view.actions == []
+    assert view.problem is not None
+    assert "do not read" in view.problem
+    assert "nested too deeply" in view.problem

@@ -239,7 +239,10 @@ def policy_view(
         )
     try:
         decoded = decode_events(events)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        # json.loads raises RecursionError on an event nested too deeply (within
+        # the event size limit); it is as undecodable as a malformed one.
+        why = "an event is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return PolicyView(
             template,
             _envelope_lines(envelope),
@@ -249,7 +252,7 @@ def policy_view(
             [],
             groups,
             recomputed,
-            problem=f"the replayed events do not read: {exc}",
+            problem=f"the replayed events do not read: {why}",
         )
     if not any(group.group == WALLET_SAFETY for group in groups):
         result = wallet_safety(events, envelope)
