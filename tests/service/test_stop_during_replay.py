@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from playproof.corpus import sign_grade
 from playproof.service import app as service_app
 from playproof.service.app import create_app
 from playproof.service.db import make_engine, upgrade
+from playproof.service.grades.models import Grade
 from playproof.service.runs.tasks import ReplayQueue
 from playproof.service.settings import ServiceSettings
 from playproof.sign import SigningKey
@@ -126,6 +128,68 @@ def test_a_pool_that_breaks_while_the_service_runs_is_still_an_error(
     run_id = service.upload(signed_2048, token).json()["id"]
     assert service.verdict(run_id)["status"] == "failed"
     raised = [r for r in caplog.records if f"replay of run {run_id} raised" in r.getMessage()]
+    assert raised
+    assert all(r.levelno == logging.ERROR for r in raised)
+    assert all("BrokenProcessPool" in r.getMessage() for r in raised)
+    assert not any("service stopped" in r.getMessage() for r in caplog.records)
+
+
+class HeldExecutor(Executor):
+    """Every job is under way until the test ends it, as a pool's running job is."""
+
+    def __init__(self) -> None:
+        self.futures: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()  # running: closing the queue cannot cancel it
+        self.futures.append(future)
+        return future
+
+
+def _pending_grade(service: Service, signer: SigningKey, executor: Executor) -> tuple[str, Any]:
+    """Upload a grade record whose check ``executor`` holds; its id and the queue."""
+    from .test_grades import _post, _record
+
+    state = service.client.app.state.service  # type: ignore[attr-defined]
+    state.queue = ReplayQueue(state.sessions, executor)
+    token = service.owner("alice", (signer.verifying_key,))
+    accepted = _post(service, sign_grade(_record(), signer).to_bytes(), token)
+    assert accepted.status_code == 202, accepted.text
+    return str(accepted.json()["id"]), state.queue
+
+
+def test_a_grade_check_ended_by_stopping_is_logged_as_info_and_checked_at_the_next_start(
+    service: Service, signer: SigningKey, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As for a run: the stop ends the check's process on purpose, the grade waits."""
+    held = HeldExecutor()
+    grade_id, queue = _pending_grade(service, signer, held)
+    (future,) = held.futures
+    caplog.set_level(logging.INFO, logger="playproof.service")
+    queue.close()
+    future.set_exception(BrokenProcessPool("the pool's processes were ended"))
+    mine = [
+        r for r in caplog.records if r.name == "playproof.service" and grade_id in r.getMessage()
+    ]
+    assert [r.levelno for r in mine] == [logging.INFO], [r.getMessage() for r in mine]
+    message = mine[0].getMessage()
+    assert "ended because the service stopped" in message
+    assert "checked again at the next start" in message
+    with service.sessions() as session:
+        assert session.get(Grade, grade_id).status == "pending"  # type: ignore[union-attr]
+    # What the message says: the next start submits the grade's check again.
+    again = HeldExecutor()
+    assert ReplayQueue(service.sessions, again).resume() == 1
+    assert len(again.futures) == 1
+
+
+def test_a_pool_that_breaks_during_a_grade_check_while_the_service_runs_is_still_an_error(
+    service: Service, signer: SigningKey, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="playproof.service")
+    grade_id, _ = _pending_grade(service, signer, BrokenExecutor())
+    raised = [r for r in caplog.records if f"verifying grade {grade_id} raised" in r.getMessage()]
     assert raised
     assert all(r.levelno == logging.ERROR for r in raised)
     assert all("BrokenProcessPool" in r.getMessage() for r in raised)

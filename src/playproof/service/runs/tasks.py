@@ -282,16 +282,25 @@ class ReplayQueue:
         if future.cancelled():
             return
         error = future.exception()
+        if error is not None:
+            if self._ended_by_stop(error):
+                # Not counted as a failed attempt: resume() checks it again at the next start.
+                log.info(
+                    "grade check of grade %s was ended because the service stopped; "
+                    "the grade stays pending and is checked again at the next start",
+                    grade_id,
+                )
+                return
+            log.error("verifying grade %s raised %s", grade_id, type(error).__name__)
         with self._storing:
             if self._closed:
-                return
+                return  # still pending: the next start checks it again
             session = self._sessions()
             try:
                 if error is None:
                     report = VerificationReport.model_validate_json(future.result())
                     finish_grade(session, grade_id, report)
                     return
-                log.error("verifying grade %s raised %s", grade_id, type(error).__name__)
                 failed = grade_raised(session, grade_id, error)
             except Exception:
                 log.exception("storing the verdict of grade %s failed; it stays pending", grade_id)
@@ -320,10 +329,11 @@ class ReplayQueue:
             self.submit(run_id)
 
     def _ended_by_stop(self, error: BaseException) -> bool:
-        """Whether a replay failed only because the service stopped under it.
+        """Whether a replay or grade check failed only because the service stopped under it.
 
         On stopping, the app closes the queue and then ends the pool's processes
-        (``abandon``): a replay under way then fails with ``BrokenProcessPool``.
+        (``abandon``): a replay or grade check under way then fails with
+        ``BrokenProcessPool``.
         A pool that breaks while the queue is open is a real failure.
         """
         with self._lock:
