@@ -16,7 +16,7 @@ import errno
 import os
 from pathlib import Path
 
-__all__ = ["temporary_for", "write_atomic"]
+__all__ = ["sync_folder", "temporary_for", "write_atomic"]
 
 
 def temporary_for(path: Path) -> Path:
@@ -44,14 +44,14 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
-    _sync_folder(path.parent)
+    sync_folder(path.parent)
 
 
 _FOLDER_SYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
 """What fsync of a folder raises on filesystems that cannot sync folders."""
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Put the folder's entries (the rename just made) on disk."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:

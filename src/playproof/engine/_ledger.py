@@ -49,6 +49,7 @@ from typing import Annotated, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import to_json
 
+from playproof._atomic import sync_folder
 from playproof._bounded import read_bounded
 from playproof.core.canonical import canonical_strings, parse_json
 from playproof.core.chain import (
@@ -581,12 +582,7 @@ def _save(ledger: Ledger, path: Path, key: LedgerSigner) -> Path:
             raise
     finally:
         os.close(fd)
-    # The rename is durable only once the folder's entry is on disk.
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    sync_folder(path.parent)  # the rename is durable only once the folder's entry is on disk
     return path
 
 
