@@ -441,9 +441,7 @@ def test_a_candidate_closing_its_output_is_told_apart_from_one_that_crashed(
     tmp_path: Path, warm: bool
 ) -> None:
     corpus = synthetic(tmp_path, {"close": b"CLOSE" + bytes(300), "segv": b"SEGV" + bytes(300)})
-    spec = command_candidate(
-        (sys.executable, str(CANDIDATES / "closes_output.py")), runtime="python"
-    )
+    spec = command_candidate((sys.executable, str(CANDIDATES / "synthetic.py")), runtime="python")
     run = grade_candidate(
         load_corpus(corpus.manifest, corpus.roms),
         corpus.answers,

@@ -35,7 +35,7 @@ process passes one case and then goes quiet on the next."""
 
 def _run(tmp_path: Path, warm: bool, reuse: int) -> RunOutcome:
     corpus = synthetic(tmp_path, ROMS)
-    spec = command_candidate((sys.executable, str(CANDIDATES / "goes_quiet.py")), runtime="python")
+    spec = command_candidate((sys.executable, str(CANDIDATES / "synthetic.py")), runtime="python")
     return run_corpus(
         load_corpus(corpus.manifest, corpus.roms),
         spec,

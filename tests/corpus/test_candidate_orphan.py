@@ -49,9 +49,7 @@ ROMS = {
 
 def _run(tmp_path: Path, isolation: IsolationChoice, warm: bool, reuse: int) -> RunOutcome:
     corpus = synthetic(tmp_path, ROMS)
-    spec = command_candidate(
-        (sys.executable, str(CANDIDATES / "leaves_child.py")), runtime="python"
-    )
+    spec = command_candidate((sys.executable, str(CANDIDATES / "synthetic.py")), runtime="python")
     return run_corpus(
         load_corpus(corpus.manifest, corpus.roms),
         spec,
@@ -92,7 +90,7 @@ def test_the_channel_fails_at_once_when_a_process_without_a_sandbox_exits() -> N
     answers; here the channel is driven directly over an unjailed process instead.
     """
     process = subprocess.Popen(
-        [sys.executable, str(CANDIDATES / "leaves_child.py")],
+        [sys.executable, str(CANDIDATES / "synthetic.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         start_new_session=True,
