@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from playproof._containment import Launcher, containment, known_containment
+from playproof._environment import environment_problem
 from playproof.errors import DriverError
 
 __all__ = [
@@ -87,25 +88,10 @@ def checked_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
     """
     if env is None:
         return None
-    checked: dict[str, str] = {}
-    for name, value in env.items():
-        _check_env_text(name, f"name {name!r}")
-        if not name or "=" in name:
-            raise DriverError(f"agent environment name {name!r} is empty or holds '='")
-        _check_env_text(value, f"value of {name}")
-        checked[name] = value
-    return checked
-
-
-def _check_env_text(text: object, shown: str) -> None:
-    if not isinstance(text, str):
-        raise DriverError(f"agent environment {shown} is {type(text).__name__}, not str")
-    if "\x00" in text:
-        raise DriverError(f"agent environment {shown} contains a NUL byte")
-    try:
-        os.fsencode(text)
-    except UnicodeError:
-        raise DriverError(f"agent environment {shown} cannot be encoded for a process") from None
+    problem = environment_problem(env)
+    if problem is not None:
+        raise DriverError(f"bad agent environment: {problem}")
+    return dict(env)
 
 
 def actor_name(argv: Sequence[str], name: str | None) -> str:

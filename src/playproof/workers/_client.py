@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -14,6 +13,7 @@ from typing import Any, Self
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from playproof._environment import environment_problem
 from playproof.core.contract import Contract
 from playproof.core.evidence import Evidence
 from playproof.core.game import GameDescriptor, ReplayResult, Snapshot
@@ -78,26 +78,9 @@ def _finalize(process: ChildProcess) -> None:
 
 def _check_env(env: Mapping[str, str]) -> None:
     """Refuse an environment entry no process can be given (as a FormatError, not ValueError)."""
-    for name, value in env.items():
-        _check_env_text(name, f"name {name!r}")
-        if not name:
-            raise FormatError("bad worker environment: a variable name is empty")
-        if "=" in name:
-            raise FormatError(f"bad worker environment: the name {name!r} holds '='")
-        _check_env_text(value, f"value of {name}")
-
-
-def _check_env_text(text: object, shown: str) -> None:
-    if not isinstance(text, str):
-        raise FormatError(f"bad worker environment: the {shown} is {type(text).__name__}, not text")
-    if "\0" in text:
-        raise FormatError(f"bad worker environment: the {shown} holds a NUL byte")
-    try:
-        os.fsencode(text)
-    except UnicodeError:
-        raise FormatError(
-            f"bad worker environment: the {shown} cannot be encoded for a process"
-        ) from None
+    problem = environment_problem(env)
+    if problem is not None:
+        raise FormatError(f"bad worker environment: {problem}")
 
 
 def _encode(model: type[BaseModel], **fields: Any) -> bytes:
