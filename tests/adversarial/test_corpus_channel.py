@@ -45,12 +45,12 @@ from playproof.corpus._channel import (
 from playproof.corpus._jail import JailSpec, reserve_lanes
 from playproof.corpus._reward import load_state
 from playproof.corpus._runtime import grader_library_paths
-from playproof.corpus._task import TaskSpec, init_task, task_run_tests
+from playproof.corpus._task import TaskSpec, init_task, load_task, task_run_tests
 from playproof.corpus._watch import run_build
 from playproof.corpus.chip8 import candidate as chip8_candidate
 from playproof.corpus.chip8 import machine as chip8_machine
 from playproof.corpus.task_client import MAX_REQUEST_BYTES, SOCKET_NAME
-from playproof.errors import NotSupportedError, RunError
+from playproof.errors import FormatError, NotSupportedError, RunError
 from playproof.sign import SigningKey
 
 as_root_with_bwrap = pytest.mark.skipif(
@@ -590,3 +590,34 @@ def test_links_planted_in_an_agent_owned_task_folder_are_never_followed(tmp_path
     assert client.read_bytes().startswith(b"#!/usr/bin/env python3\n")
     assert client.stat().st_mode & 0o777 == 0o755
     assert task.stat().st_uid == 0
+
+
+@pytest.mark.parametrize("workspace", [".playproof", ".playproof/inner", ".", "..", "/tmp/ws"])
+def test_a_workspace_naming_the_grader_folder_or_leaving_the_task_is_refused(
+    tmp_path: Path, workspace: str
+) -> None:
+    """``task.json``'s workspace is handed to the agent and to every build's jail uid:
+    one naming ``.playproof`` (or the task folder, or a folder outside it) is refused."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus, workspace=workspace)
+    with pytest.raises(FormatError, match="workspace"):
+        load_task(task)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+def test_serving_never_hands_the_grader_key_to_an_agent_named_workspace(tmp_path: Path) -> None:
+    """A task folder the agent owned before serving, its ``task.json`` edited to make
+    ``.playproof`` the workspace: the set-up must not give the grader key to the agent."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    private = task / ".playproof"
+    private.mkdir(mode=0o700, exist_ok=True)
+    key = private / "grader.pem"
+    SigningKey.generate().save(key)
+    spec = json.loads((task / "task.json").read_text("utf-8"))
+    (task / "task.json").write_text(json.dumps({**spec, "workspace": ".playproof"}), "utf-8")
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises((FormatError, RunError)):
+        prepare_served_task(task, AGENT)
+    assert key.stat().st_uid == 0
+    assert private.stat().st_uid == 0

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -134,6 +134,8 @@ class TaskSpec(BaseModel):
     answers: str | None = None
     roms: str | None = None
     workspace: str = "workspace"
+    """The agent's folder, a relative path inside the task folder and outside ``.playproof``
+    (it is handed to the agent and to each build's jail uid)."""
     build: list[str] | CargoBuild | None = None
     """Build command (argv) run in the workspace, in the jail, before grading; or a declared
     cargo build (``_rust``: a clean copy, offline, fingerprinted toolchain, rules)."""
@@ -151,6 +153,23 @@ class TaskSpec(BaseModel):
     """``full``: pass count, reward, failures, per-case TSV; ``disabled``: build result only."""
     controller_key: str | None = None
     """A controller public key to trust instead of the shipped one (path, task-relative)."""
+
+    @field_validator("workspace")
+    @classmethod
+    def _workspace_inside(cls, value: str) -> str:
+        parts = PurePosixPath(value).parts
+        if (
+            not parts
+            or value.startswith("/")
+            or any(part in (".", "..") for part in value.split("/"))
+            or parts[0] == PRIVATE_FOLDER
+        ):
+            raise ValueError(
+                f"workspace {value!r} must be a relative path of folder names inside the task "
+                f"folder, not {PRIVATE_FOLDER} or in it: the workspace is handed to the agent "
+                "and to each build"
+            )
+        return value
 
     @field_validator("feedback", mode="before")
     @classmethod
