@@ -621,3 +621,22 @@ def test_serving_never_hands_the_grader_key_to_an_agent_named_workspace(tmp_path
         prepare_served_task(task, AGENT)
     assert key.stat().st_uid == 0
     assert private.stat().st_uid == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+def test_a_workspace_planted_as_a_link_to_the_grader_folder_is_refused(tmp_path: Path) -> None:
+    """A task folder the agent owned before serving, its workspace swapped for a link to
+    ``.playproof``: the set-up refuses it and the grader key stays the grader's."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    private = task / ".playproof"
+    private.mkdir(mode=0o700, exist_ok=True)
+    key = private / "grader.pem"
+    SigningKey.generate().save(key)
+    shutil.rmtree(task / "workspace")
+    (task / "workspace").symlink_to(".playproof")
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises(RunError, match=r"workspace.*link"):
+        prepare_served_task(task, AGENT)
+    assert key.stat().st_uid == 0
+    assert private.stat().st_uid == 0

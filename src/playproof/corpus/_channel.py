@@ -216,7 +216,13 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
         if path.is_file() and not path.is_symlink():
             os.chown(path, 0, 0)
             path.chmod(0o644)
-    workspace = (folder / spec.workspace).resolve()
+    named = folder / spec.workspace
+    if named.is_symlink() or (named.exists() and not named.is_dir()):
+        raise RunError(
+            f"the workspace {named} is a link or not a folder (planted before serving?); "
+            "remove it and serve again"
+        )
+    workspace = named.resolve()
     if workspace.parent != folder:
         raise RunError(f"the workspace {workspace} must be a folder directly in the task folder")
     workspace.mkdir(exist_ok=True)
