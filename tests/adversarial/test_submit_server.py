@@ -3,9 +3,10 @@
 A real HTTP server on loopback answers the upload (and the status polls) with
 what each case names: a run status without its status, a status that is not
 one of the API's, failed checks that are not names, or an answer dripped a
-byte at a time past the command's time bound, a run id that is markup or a
-path elsewhere, a status poll answered for another run, or a small gzip body
-that inflates past the answer cap (refused while it is decoded, not after).
+byte at a time past the command's time bound (the body, or the status line and
+headers before it), a run id that is markup or a path elsewhere, a status poll
+answered for another run, or a small gzip body that inflates past the answer cap
+(refused while it is decoded, not after).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ LATER: dict[str, Any] = {
 
 BOMB = b'{"id": "' + b"a" * (64 << 20) + b'"}'
 """64 MiB of JSON that gzip shrinks to about 64 KiB (the answer cap is 1 MiB)."""
+SURROGATE = {"id": "a" * 32, "status": "rejected", "failed_checks": ["\ud800", "x\udfffy"]}
+"""Failed checks holding lone surrogates (valid JSON escapes no terminal can encode)."""
+ANSWERS["surrogate checks"] = SURROGATE
+
 GZIPPED = {
     "gzip bomb": BOMB,
     "gzip verified": json.dumps({"id": "a" * 32, "status": "verified", "proof_url": "/p"}).encode(),
@@ -59,6 +64,18 @@ class _Hostile(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.case == "drip headers":
+            # Each byte well within the read timeout, the whole head far past the time bound;
+            # then a genuine verdict, which must not be reported.
+            self.wfile.write(b"HTTP/1.1 202 Accepted\r\nx-pad: ")
+            for _ in range(160):
+                self.wfile.write(b"a")
+                self.wfile.flush()
+                time.sleep(0.05)
+            body = json.dumps({"id": "a" * 32, "status": "verified"}).encode()
+            self.wfile.write(b"\r\ncontent-type: application/json\r\n")
+            self.wfile.write(b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            return
         self.send_response(202 if self.command == "POST" else 200)
         self.send_header("content-type", "application/json")
         if self.case == "drip":
@@ -115,19 +132,24 @@ def _serving(case: str) -> Iterator[str]:
         server.server_close()
 
 
-@pytest.mark.parametrize("case", [*ANSWERS, "drip"])
+@pytest.mark.parametrize(
+    "case", [*(c for c in ANSWERS if c != "surrogate checks"), "drip", "drip headers"]
+)
 def test_a_hostile_service_answer_is_a_typed_error(
     case: str, record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_service, "HTTP_TIMEOUT_S", 1.0)  # the drip would take 10 s
+    monkeypatch.setattr(_service, "HTTP_TIMEOUT_S", 1.0)  # the drips would take 8 to 10 s
     monkeypatch.setenv("PP_TOKEN", "t")
     with _serving(case) as url:
         args = ["submit", str(record), "--server", url, "--token-env", "PP_TOKEN", "--wait", "5"]
+        started = time.monotonic()
         done = CliRunner().invoke(app, args)
+        took = time.monotonic() - started
     assert isinstance(done.exception, ServiceError), done.output  # exit 3 with the message
-    named = "took over 1 s" if case == "drip" else "did not answer with a run status"
+    named = "took over 1 s" if case.startswith("drip") else "did not answer with a run status"
     assert named in str(done.exception)
     assert "verified" not in done.output
+    assert took < 4.0  # the time bound covers the whole answer, its head included
 
 
 def _submit(case: str, record: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -152,3 +174,13 @@ def test_a_gzip_answer_within_the_cap_is_read(
     done = _submit("gzip verified", record, monkeypatch)
     assert done.exit_code == 0, done.output
     assert "verified" in done.output
+
+
+def test_a_failed_check_no_terminal_can_show_is_printed_escaped(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _submit("surrogate checks", record, monkeypatch)
+    assert isinstance(done.exception, SystemExit | None), done.exception  # no encoding crash
+    assert done.exit_code == 1, done.output  # rejected, as the answer says
+    assert "failed \\ud800" in done.output
+    assert "failed x\\udfffy" in done.output

@@ -5,7 +5,8 @@ them is shown exactly as written: a claim id ``[/x]`` or an actor id holding
 ``[green]CLEAN[/]`` is text, not a style tag. Styles come only from
 :func:`styled`, applied by this package to its own words. :func:`data` also
 turns control characters (escape sequences, carriage returns) into visible
-escapes, so a record cannot drive the terminal either.
+escapes, so a record cannot drive the terminal either, and lone surrogates
+(which JSON can carry but no terminal encoding can write) into ``\\udXXX``.
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ console = Console(markup=False, highlight=False)
 errors = Console(stderr=True, markup=False, highlight=False)
 """Standard error: progress, notes and errors."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
 
 
 def _visible(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else " "
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if 0xD800 <= code <= 0xDFFF else " "
 
 
 def actor_label(kind: str, actor_id: str) -> str:

@@ -7,6 +7,7 @@ command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -311,37 +312,52 @@ def challenge_add(
         console.print(line("challenge ", styled(challenge_id, "bold"), f" on {target} added"))
 
 
-def _answer(response: httpx.Response, within_s: float = HTTP_TIMEOUT_S) -> Any:
-    """The JSON of a service answer, read at most MAX_RESPONSE_BYTES within ``within_s``.
+async def _exchange(
+    method: str, url: str, within_s: float, options: dict[str, Any]
+) -> tuple[int, str | None, bytes]:
+    """One request: its status, content coding and raw body (at most MAX_RESPONSE_BYTES).
 
-    (A server that sends a byte now and then is stopped at the first chunk past
-    the time, so a read takes at most ``within_s`` and one read timeout.)
+    The whole exchange (connecting, sending, the status line and headers, the
+    body) must end within ``within_s``: a server that drips its answer a byte
+    at a time, each byte inside the read timeout, is cut off at the bound. A
+    client is made for each request, so redirects are never followed and no
+    cookie a server sets is ever sent back.
     """
-    deadline = time.monotonic() + within_s
-    body = bytearray()
-    # Raw bytes, decoded afterwards within the same cap: httpx would inflate a whole
-    # compressed chunk however far it expands before the size could be checked.
-    for chunk in response.iter_raw():
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise ServiceError(f"the service answered with over {MAX_RESPONSE_BYTES} bytes")
-        if time.monotonic() > deadline:
-            raise ServiceError(f"the service took over {within_s:.0f} s to answer")
-    coding = response.headers.get("content-encoding")
-    decoded = decode_content(bytes(body), coding, MAX_RESPONSE_BYTES, ServiceError, "the answer")
-    try:
-        return parse_json(decoded, limit=MAX_RESPONSE_BYTES, what="service answer")
-    except FormatError as exc:
-        raise ServiceError(f"the service answered {response.status_code} without JSON") from exc
+    async with (
+        asyncio.timeout(within_s),
+        httpx.AsyncClient(
+            timeout=within_s,
+            follow_redirects=False,
+            headers={"accept-encoding": ACCEPTED_ENCODINGS},
+        ) as client,
+        client.stream(method, url, **options) as response,
+    ):
+        body = bytearray()
+        # Raw bytes, decoded afterwards within the same cap: httpx would inflate a whole
+        # compressed chunk however far it expands before the size could be checked.
+        async for chunk in response.aiter_raw():
+            body += chunk
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise ServiceError(f"the service answered with over {MAX_RESPONSE_BYTES} bytes")
+        return response.status_code, response.headers.get("content-encoding"), bytes(body)
 
 
-def _request(client: httpx.Client, method: str, url: str, **options: Any) -> tuple[int, Any]:
-    within = options.get("timeout", HTTP_TIMEOUT_S)
+def _request(
+    method: str, url: str, *, timeout: float | None = None, **options: Any
+) -> tuple[int, Any]:
+    """The status and JSON of one request, all of it within ``timeout`` (HTTP_TIMEOUT_S) s."""
+    within = HTTP_TIMEOUT_S if timeout is None else timeout
     try:
-        with client.stream(method, url, **options) as response:
-            return response.status_code, _answer(response, float(within))
+        status, coding, body = asyncio.run(_exchange(method, url, within, options))
+    except TimeoutError:
+        raise ServiceError(f"the service took over {within:.0f} s to answer {url}") from None
     except httpx.HTTPError as exc:
         raise ServiceError(f"cannot reach the service at {url}: {exc}") from exc
+    decoded = decode_content(body, coding, MAX_RESPONSE_BYTES, ServiceError, "the answer")
+    try:
+        return status, parse_json(decoded, limit=MAX_RESPONSE_BYTES, what="service answer")
+    except FormatError as exc:
+        raise ServiceError(f"the service answered {status} without JSON") from exc
 
 
 _RUN_STATUSES = ("pending", "verified", "rejected")
@@ -417,24 +433,19 @@ def submit(
     if not base.startswith(("http://", "https://")):
         raise ServiceError(f"--server {server!r} is not an http(s) URL")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": media_type}
-    with httpx.Client(
-        timeout=HTTP_TIMEOUT_S, headers={"accept-encoding": ACCEPTED_ENCODINGS}
-    ) as client:
-        status, answer = _request(
-            client, "POST", f"{base}/api/v1/runs", content=body, headers=headers
-        )
-        if status not in (200, 202) or not isinstance(answer, dict) or "id" not in answer:
-            detail = answer.get("detail") if isinstance(answer, dict) else None
-            message = f"the service refused the upload ({status}): {detail or answer}"
-            if _refused_check(answer) is not None:
-                if _wants_json(json_output):
-                    _emit({"status": "refused", "http_status": status, "problem": answer})
-                else:
-                    console.print(line(styled("refused: ", "red"), str(detail)))
-                raise typer.Exit(EXIT_REJECTED)
-            raise ServiceError(message)
-        answer = _run_status(answer, f"{base}/api/v1/runs")
-        answer = _await_verdict(client, base, answer, wait, quiet=_wants_json(json_output))
+    status, answer = _request("POST", f"{base}/api/v1/runs", content=body, headers=headers)
+    if status not in (200, 202) or not isinstance(answer, dict) or "id" not in answer:
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        message = f"the service refused the upload ({status}): {detail or answer}"
+        if _refused_check(answer) is not None:
+            if _wants_json(json_output):
+                _emit({"status": "refused", "http_status": status, "problem": answer})
+            else:
+                console.print(line(styled("refused: ", "red"), str(detail)))
+            raise typer.Exit(EXIT_REJECTED)
+        raise ServiceError(message)
+    answer = _run_status(answer, f"{base}/api/v1/runs")
+    answer = _await_verdict(base, answer, wait, quiet=_wants_json(json_output))
     if _wants_json(json_output):
         _emit(answer)
     else:
@@ -448,7 +459,7 @@ def submit(
 
 
 def _await_verdict(
-    client: httpx.Client, base: str, answer: dict[str, Any], wait: float, *, quiet: bool
+    base: str, answer: dict[str, Any], wait: float, *, quiet: bool
 ) -> dict[str, Any]:
     """Ask for the run's status until it is not pending, within ``wait`` seconds.
 
@@ -478,7 +489,7 @@ def _await_verdict(
             hold = max(0.0, min(LONG_POLL_S, deadline - time.monotonic()))
             asked = time.monotonic()
             status, answer = _request(
-                client, "GET", url, params={"wait": f"{hold:.1f}"}, timeout=hold + HTTP_TIMEOUT_S
+                "GET", url, params={"wait": f"{hold:.1f}"}, timeout=hold + HTTP_TIMEOUT_S
             )
             if status != 200:
                 raise ServiceError(f"the service answered {status} for {url}")
