@@ -640,3 +640,29 @@ def test_a_workspace_planted_as_a_link_to_the_grader_folder_is_refused(tmp_path:
         prepare_served_task(task, AGENT)
     assert key.stat().st_uid == 0
     assert private.stat().st_uid == 0
+
+
+def test_results_files_planted_as_links_are_replaced_never_written_or_chmodded_through(
+    tmp_path: Path,
+) -> None:
+    """A task folder the agent owned before serving, with ``last.tsv`` and the results'
+    temporary name planted as links to files the agent may not read: grading as the
+    grader writes and opens up neither file (a link to a 0600 answers file made 0644
+    would show the answers through ``prev.tsv``)."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    secret, victim = tmp_path / "secret", tmp_path / "victim"
+    for path in (secret, victim):
+        path.write_bytes(b"untouched\n")
+        path.chmod(0o600)
+    (task / "last.tsv").symlink_to(secret)
+    (task / ".last.tsv.tmp").symlink_to(victim)
+    server = ServedTask(task, os.geteuid(), untrusted="a test serves as its own user")
+    report = server._carry_out(TaskRequest(op="run-tests"))
+    assert report.status == "graded"
+    for path in (secret, victim):
+        assert path.read_bytes() == b"untouched\n"
+        assert path.stat().st_mode & 0o777 == 0o600
+    last = task / "last.tsv"
+    assert not last.is_symlink()
+    assert last.read_text("utf-8").startswith("case\tpassed\treason\n")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import stat
 import struct
 import subprocess
 import threading
@@ -295,6 +296,20 @@ def agent_shell_command(
     return [*bubblewrap_command(jail, agent), *command]
 
 
+def _readable_to_all(path: Path) -> None:
+    """Make the regular file ``path`` mode 0644, never through a link (one planted at a
+    results name could point at the answers); a link or a missing file is left alone."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.fchmod(descriptor, 0o644)
+    finally:
+        os.close(descriptor)
+
+
 def _peer_uid(connection: socket.socket) -> int:
     raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", raw)
@@ -406,9 +421,7 @@ class ServedTask:
             self.folder, failure_filter=request.filter, untrusted=self.untrusted
         )
         for name in ("last.tsv", "prev.tsv"):
-            path = self.folder / name
-            if path.is_file():
-                path.chmod(0o644)
+            _readable_to_all(self.folder / name)
         entry = report.entry
         return TaskReplyReport(
             status=entry.status,

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from playproof._atomic import write_atomic
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.corpus._briefs import platform_brief, task_platform
@@ -294,15 +295,18 @@ def _cell(text: str) -> str:
 
 
 def _write_results(folder: Path, grade: Grade) -> Path:
-    """Write ``last.tsv``, keeping the one before it as ``prev.tsv``."""
+    """Write ``last.tsv``, keeping the one before it as ``prev.tsv``.
+
+    Neither name is followed: a link planted at either (a task folder its agent
+    once owned) is renamed or replaced like a file, and the new file is created
+    afresh (``write_atomic``), so the grader never writes through a link.
+    """
     results = folder / RESULTS_FILE
-    if results.exists():
+    if results.is_symlink() or results.exists():
         results.replace(folder / PREVIOUS_RESULTS_FILE)
     lines = ["case\tpassed\treason"]
     lines += [f"{_cell(r.case_id)}\t{int(r.passed)}\t{_cell(r.reason)}" for r in grade.results]
-    temporary = folder / f".{RESULTS_FILE}.tmp"
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    temporary.replace(results)
+    write_atomic(results, ("\n".join(lines) + "\n").encode("utf-8"), mode=0o644)
     return results
 
 
