@@ -49,6 +49,9 @@ LATER: dict[str, Any] = {
 
 BOMB = b'{"id": "' + b"a" * (64 << 20) + b'"}'
 """64 MiB of JSON that gzip shrinks to about 64 KiB (the answer cap is 1 MiB)."""
+LATER["replay failed"] = {"id": "a" * 32, "status": "failed", "error_kind": "MemoryError"}
+"""What the service answers when its replay raised: no verdict, an error kind."""
+
 SURROGATE = {"id": "a" * 32, "status": "rejected", "failed_checks": ["\ud800", "x\udfffy"]}
 """Failed checks holding lone surrogates (valid JSON escapes no terminal can encode)."""
 ANSWERS["surrogate checks"] = SURROGATE
@@ -76,7 +79,8 @@ class _Hostile(BaseHTTPRequestHandler):
             self.wfile.write(b"\r\ncontent-type: application/json\r\n")
             self.wfile.write(b"content-length: %d\r\n\r\n%s" % (len(body), body))
             return
-        self.send_response(202 if self.command == "POST" else 200)
+        refused = self.case == "long refusal" and self.command == "POST"
+        self.send_response(422 if refused else 202 if self.command == "POST" else 200)
         self.send_header("content-type", "application/json")
         if self.case == "drip":
             self.end_headers()
@@ -184,3 +188,20 @@ def test_a_failed_check_no_terminal_can_show_is_printed_escaped(
     assert done.exit_code == 1, done.output  # rejected, as the answer says
     assert "failed \\ud800" in done.output
     assert "failed x\\udfffy" in done.output
+
+
+def test_a_failed_replay_is_named_as_such(record: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(ANSWERS, "replay failed", {"id": "a" * 32, "status": "pending"})
+    done = _submit("replay failed", record, monkeypatch)
+    assert isinstance(done.exception, ServiceError), done.output  # exit 3: no verdict
+    assert "could not replay run" in str(done.exception)
+    assert "MemoryError" in str(done.exception)
+    assert "verified" not in done.output
+
+
+def test_a_long_refusal_is_quoted_short(record: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(ANSWERS, "long refusal", {"detail": "no " * 300_000})
+    done = _submit("long refusal", record, monkeypatch)
+    assert isinstance(done.exception, ServiceError), done.output
+    assert "refused the upload (422): no no" in str(done.exception)
+    assert len(str(done.exception)) < 1000  # not the 900 KB the server sent

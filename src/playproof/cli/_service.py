@@ -360,7 +360,19 @@ def _request(
         raise ServiceError(f"the service answered {status} without JSON") from exc
 
 
-_RUN_STATUSES = ("pending", "verified", "rejected")
+_RUN_STATUSES = ("pending", "verified", "rejected", "failed")
+_ERROR_KIND_CHARS = 80
+"""The most of a failed replay's ``error_kind`` (a class name) an error message quotes."""
+_QUOTED_CHARS = 300
+"""The most of a refusal's detail the client prints (an answer may hold up to 1 MiB)."""
+
+
+def _quoted(value: object) -> str:
+    """``value`` as text, cut to _QUOTED_CHARS characters."""
+    text = str(value)
+    return text if len(text) <= _QUOTED_CHARS else f"{text[:_QUOTED_CHARS]}..."
+
+
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A run id the client puts in a status URL and on the terminal: letters, digits, ``_``, ``-``."""
 
@@ -436,16 +448,23 @@ def submit(
     status, answer = _request("POST", f"{base}/api/v1/runs", content=body, headers=headers)
     if status not in (200, 202) or not isinstance(answer, dict) or "id" not in answer:
         detail = answer.get("detail") if isinstance(answer, dict) else None
-        message = f"the service refused the upload ({status}): {detail or answer}"
+        message = f"the service refused the upload ({status}): {_quoted(detail or answer)}"
         if _refused_check(answer) is not None:
             if _wants_json(json_output):
                 _emit({"status": "refused", "http_status": status, "problem": answer})
             else:
-                console.print(line(styled("refused: ", "red"), str(detail)))
+                console.print(line(styled("refused: ", "red"), _quoted(detail)))
             raise typer.Exit(EXIT_REJECTED)
         raise ServiceError(message)
     answer = _run_status(answer, f"{base}/api/v1/runs")
     answer = _await_verdict(base, answer, wait, quiet=_wants_json(json_output))
+    if answer["status"] == "failed":
+        kind = answer.get("error_kind")
+        why = f" ({kind[:_ERROR_KIND_CHARS]})" if isinstance(kind, str) and kind else ""
+        raise ServiceError(
+            f"the server could not replay run {answer['id']}{why}, so it has no verdict; "
+            f"its status is at {base}/api/v1/runs/{answer['id']}"
+        )
     if _wants_json(json_output):
         _emit(answer)
     else:
