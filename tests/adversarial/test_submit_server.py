@@ -205,3 +205,14 @@ def test_a_long_refusal_is_quoted_short(record: Path, monkeypatch: pytest.Monkey
     assert isinstance(done.exception, ServiceError), done.output
     assert "refused the upload (422): no no" in str(done.exception)
     assert len(str(done.exception)) < 1000  # not the 900 KB the server sent
+
+
+@pytest.mark.parametrize("server", ["http://[::1", "http://\x00host", "http://host:1x"])
+def test_a_server_url_httpx_cannot_use_is_a_typed_error(
+    server: str, record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PP_TOKEN", "t")
+    args = ["submit", str(record), "--server", server, "--token-env", "PP_TOKEN"]
+    done = CliRunner().invoke(app, args)
+    assert isinstance(done.exception, ServiceError), done.exception
+    assert "is not a usable URL" in str(done.exception)

@@ -444,6 +444,10 @@ def submit(
     base = server.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise ServiceError(f"--server {server!r} is not an http(s) URL")
+    try:
+        httpx.URL(f"{base}/api/v1/runs")
+    except httpx.InvalidURL as exc:
+        raise ServiceError(f"--server {server[:200]!r} is not a usable URL: {exc}") from None
     headers = {"Authorization": f"Bearer {token}", "Content-Type": media_type}
     status, answer = _request("POST", f"{base}/api/v1/runs", content=body, headers=headers)
     if status not in (200, 202) or not isinstance(answer, dict) or "id" not in answer:
