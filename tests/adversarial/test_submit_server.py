@@ -5,8 +5,11 @@ what each case names: a run status without its status, a status that is not
 one of the API's, failed checks that are not names, or an answer dripped a
 byte at a time past the command's time bound (the body, or the status line and
 headers before it), a run id that is markup or a path elsewhere, a status poll
-answered for another run, or a small gzip body that inflates past the answer cap
-(refused while it is decoded, not after).
+answered for another run, a small gzip body that inflates past the answer cap
+(refused while it is decoded, not after), failed checks holding lone surrogates
+(printed as escapes), a failed replay (named, with no verdict) or a refusal
+whose detail runs to 900 KB (quoted short). A --server URL httpx cannot parse
+is a typed error too.
 """
 
 from __future__ import annotations
