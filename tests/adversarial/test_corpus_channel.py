@@ -43,7 +43,7 @@ from playproof.corpus._channel import (
     prepare_served_task,
 )
 from playproof.corpus._jail import JailSpec, reserve_lanes
-from playproof.corpus._reward import load_state
+from playproof.corpus._reward import RewardState, load_state, save_state
 from playproof.corpus._runtime import grader_library_paths
 from playproof.corpus._task import TaskSpec, init_task, load_task, task_run_tests
 from playproof.corpus._watch import run_build
@@ -666,3 +666,35 @@ def test_results_files_planted_as_links_are_replaced_never_written_or_chmodded_t
     last = task / "last.tsv"
     assert not last.is_symlink()
     assert last.read_text("utf-8").startswith("case\tpassed\treason\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+@pytest.mark.parametrize("planted", ["forged-state", "dangling-link"])
+def test_a_grader_folder_holding_what_the_agent_planted_is_refused(
+    tmp_path: Path, planted: str
+) -> None:
+    """A task folder the agent owned before serving, with a real ``.playproof`` holding
+    the agent's own key and a reward state it signed (cumulative 999), or a link where
+    the grader writes its toolchain fingerprint: serving refuses, never grades from it."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    private = task / ".playproof"
+    shutil.rmtree(private, ignore_errors=True)
+    private.mkdir(mode=0o755)
+    victim = tmp_path / "victim"
+    if planted == "forged-state":
+        mine = SigningKey.generate()
+        mine.save(private / "grader.pem")
+        manifest = load_manifest(corpus.manifest_path)
+        forged = RewardState(
+            corpus_digest=manifest.digest, denominator=manifest.denominator, cumulative=999
+        )
+        save_state(private / "reward.json", forged, mine)
+    else:
+        (private / "toolchain.json").symlink_to(victim)
+    for path in (private, *private.iterdir()):
+        os.chown(path, AGENT, AGENT, follow_symlinks=False)
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises(RunError, match=r"\.playproof"):
+        prepare_served_task(task, AGENT)
+    assert not victim.exists()

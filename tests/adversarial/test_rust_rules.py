@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import struct
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from playproof.corpus._rust import (
     CargoBuild,
     binary_symbols,
     check_metadata,
+    record_fingerprint,
     run_cargo_build,
     spawn_symbols,
 )
@@ -362,3 +364,17 @@ def test_a_registry_crate_builds_offline_from_vendor_only_when_declared(
     else:
         assert report.entry.status == "build-failed"
         assert "refused by rule 'vendored-set': crate tinydep@0.2.1" in report.build_log
+
+
+def test_the_fingerprint_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    """A link at ``.playproof/toolchain.json`` (planted while the agent owned the task
+    folder) is replaced by the fingerprint; the file it points at is never created."""
+    if shutil.which("rustc") is None or shutil.which("cargo") is None:
+        pytest.skip("needs rustc and cargo on PATH")
+    victim = tmp_path / "victim"
+    (tmp_path / ".playproof").mkdir()
+    (tmp_path / FINGERPRINT_FILE).symlink_to(victim)
+    record_fingerprint(tmp_path)
+    assert not victim.exists()
+    assert not (tmp_path / FINGERPRINT_FILE).is_symlink()
+    assert json.loads((tmp_path / FINGERPRINT_FILE).read_text("utf-8"))["format"] == 1

@@ -211,6 +211,7 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
     private.mkdir(mode=0o700, exist_ok=True)
     os.chown(private, 0, 0, follow_symlinks=False)
     private.chmod(0o700)
+    _refuse_planted(private, agent)
     _install_client(folder)
     for name in ("task.json", "INSTRUCTIONS.md", "PROTOCOL.md", "last.tsv", "prev.tsv"):
         path = folder / name
@@ -249,6 +250,24 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
             "(scripts/system-deps.sh) or make them unreadable to other users"
         )
     return None
+
+
+def _refuse_planted(private: Path, agent: int) -> None:
+    """Refuse a ``.playproof`` holding a link, a special file or anything the agent's uid
+    owns: planted while the agent owned the task folder (its own key and a reward state it
+    signed, or a link where the grader writes), it would be graded from or written through."""
+    for path in sorted(private.rglob("*")):  # rglob never enters a linked folder
+        info = path.lstat()
+        if (
+            stat.S_ISLNK(info.st_mode)
+            or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode))
+            or info.st_uid == agent
+        ):
+            raise RunError(
+                f"{path} is a link, a special file or the agent's (planted before serving?); "
+                f"the grader's history there cannot be trusted: delete {private} to start a "
+                "new history from zero, and serve again"
+            )
 
 
 def _install_client(folder: Path) -> None:

@@ -48,6 +48,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from playproof._atomic import write_atomic
 from playproof._bounded import read_bounded
 from playproof.core.canonical import parse_json
 from playproof.corpus._jail import JailLimits, JailSpec, reserve_lanes
@@ -280,7 +281,8 @@ def record_fingerprint(folder: Path, tools: Toolchain | None = None) -> Toolchai
     taken = fingerprint(tools or find_toolchain())
     path = folder / FINGERPRINT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(taken.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    # Created afresh: never written through a link planted at the name.
+    write_atomic(path, (taken.model_dump_json(indent=2) + "\n").encode("utf-8"))
     return taken
 
 
