@@ -698,3 +698,21 @@ def test_a_grader_folder_holding_what_the_agent_planted_is_refused(
     with pytest.raises(RunError, match=r"\.playproof"):
         prepare_served_task(task, AGENT)
     assert not victim.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+def test_a_build_command_leaves_the_workspace_the_agents(tmp_path: Path) -> None:
+    """A build command runs as a jail uid, which is handed the workspace for the build;
+    afterwards the workspace is the agent's again, what the build wrote included (else
+    the agent could no longer edit its own workspace after its first ``run-tests``)."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus, build=["sh", "-c", "echo built > out.txt"])
+    with contextlib.suppress(RunError):  # the synthetic answers' folder may be readable
+        prepare_served_task(task, AGENT)
+    workspace = task / "workspace"
+    assert workspace.stat().st_uid == AGENT
+    report = ServedTask(task, AGENT)._carry_out(TaskRequest(op="run-tests"))
+    assert report.status == "graded", report
+    assert (workspace / "out.txt").read_text("utf-8") == "built\n"
+    owners = {p.lstat().st_uid for p in (workspace, *workspace.rglob("*"))}
+    assert owners == {AGENT}

@@ -20,6 +20,7 @@ build result only).
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -61,6 +62,7 @@ from playproof.corpus._rust import (
     write_rust_starter,
 )
 from playproof.corpus._shipped import protocol_text, shipped_paths
+from playproof.corpus._trees import give_tree
 from playproof.corpus._trust import (
     CorpusTrust,
     check_corpus_signature,
@@ -351,9 +353,16 @@ def _build(spec: TaskSpec, workspace: Path, private: _Private) -> tuple[bool, st
         limits=limits,
         workdir=workspace,
     )
-    with reserve_lanes(1) as (lane,):
-        build = list(runtime_command(tuple(spec.build), spec.runtime))
-        return run_build(build, jail, lane, spec.build_seconds, MAX_BUILD_LOG)
+    # As root the jail hands the workspace to a jail uid for the build; it is handed
+    # back after, so the agent that owns it (a served task) can still edit it.
+    owner = os.stat(workspace).st_uid
+    try:
+        with reserve_lanes(1) as (lane,):
+            build = list(runtime_command(tuple(spec.build), spec.runtime))
+            return run_build(build, jail, lane, spec.build_seconds, MAX_BUILD_LOG)
+    finally:
+        if os.geteuid() == 0:
+            give_tree(workspace, owner)  # by descriptor, as it was handed over
 
 
 def task_run_tests(
