@@ -716,3 +716,22 @@ def test_a_build_command_leaves_the_workspace_the_agents(tmp_path: Path) -> None
     assert (workspace / "out.txt").read_text("utf-8") == "built\n"
     owners = {p.lstat().st_uid for p in (workspace, *workspace.rglob("*"))}
     assert owners == {AGENT}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+@pytest.mark.parametrize("whose", ["task.json", "controller key"])
+def test_a_task_whose_configuration_the_agent_owns_is_refused(tmp_path: Path, whose: str) -> None:
+    """A task folder the agent owned before serving: a ``task.json`` (or the controller key
+    it names) the agent owns may name the agent's own corpus, answers and key, and a
+    corpus the agent signed grades trusted. Serving refuses it rather than make it the
+    grader's."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    spec = json.loads((task / "task.json").read_text("utf-8"))
+    key = task / "controller.pub"
+    shutil.copyfile(spec["controller_key"], key)
+    (task / "task.json").write_text(json.dumps({**spec, "controller_key": key.name}), "utf-8")
+    os.chown(task / ("task.json" if whose == "task.json" else key.name), AGENT, AGENT)
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises(RunError, match="the agent's"):
+        prepare_served_task(task, AGENT)

@@ -51,6 +51,7 @@ from playproof.corpus._shipped import DATA
 from playproof.corpus._task import (
     MAX_LISTED_FAILURES,
     PRIVATE_FOLDER,
+    TaskSpec,
     load_task,
     task_answers_path,
     task_progress,
@@ -208,6 +209,8 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
             f"{private} is a link or not a folder (planted before serving?); remove it and "
             "serve again"
         )
+    _refuse_agents_configuration(folder, spec, agent)
+    spec = load_task(folder)  # as it is now that the agent can no longer replace it
     private.mkdir(mode=0o700, exist_ok=True)
     os.chown(private, 0, 0, follow_symlinks=False)
     private.chmod(0o700)
@@ -250,6 +253,21 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
             "(scripts/system-deps.sh) or make them unreadable to other users"
         )
     return None
+
+
+def _refuse_agents_configuration(folder: Path, spec: TaskSpec, agent: int) -> None:
+    """Refuse a ``task.json``, or a manifest, answers file or controller key it names, that
+    the agent's uid owns: edited while the agent owned the task folder, it could name the
+    agent's own corpus and key, and a corpus the agent signed would grade trusted."""
+    named = [spec.manifest, spec.answers, spec.controller_key]
+    for path in [folder / "task.json", *(folder / name for name in named if name)]:
+        with contextlib.suppress(FileNotFoundError):
+            if agent in (os.lstat(path).st_uid, os.stat(path).st_uid):
+                raise RunError(
+                    f"{path} is the agent's (edited before serving?); the task's "
+                    "configuration must be the grader's: write it again as the grader and "
+                    "serve again"
+                )
 
 
 def _refuse_planted(private: Path, agent: int) -> None:
