@@ -735,3 +735,20 @@ def test_a_task_whose_configuration_the_agent_owns_is_refused(tmp_path: Path, wh
     os.chown(task, AGENT, AGENT)
     with pytest.raises(RunError, match="the agent's"):
         prepare_served_task(task, AGENT)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="serving to another uid needs root")
+@pytest.mark.parametrize("kind", ["link", "folder"])
+def test_results_names_planted_as_a_link_or_folder_are_refused(tmp_path: Path, kind: str) -> None:
+    """A ``prev.tsv`` the agent left as a folder (or a link) in a task folder it owned would
+    make every later ``run-tests`` fail after its reward was saved: serving refuses it."""
+    corpus = synthetic(tmp_path / "corpus", {"calm": b"CALM" + bytes(300)})
+    task = synthetic_task(tmp_path, corpus)
+    planted = task / "prev.tsv"
+    if kind == "link":
+        planted.symlink_to(tmp_path / "elsewhere")
+    else:
+        (planted / "inner").mkdir(parents=True)
+    os.chown(task, AGENT, AGENT)
+    with pytest.raises(RunError, match=r"prev\.tsv"):
+        prepare_served_task(task, AGENT)

@@ -218,6 +218,11 @@ def prepare_served_task(folder: Path, agent: int, *, same_user: bool = False) ->
     _install_client(folder)
     for name in ("task.json", "INSTRUCTIONS.md", "PROTOCOL.md", "last.tsv", "prev.tsv"):
         path = folder / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise RunError(
+                f"{path} is a link or not a file (planted before serving?); remove it and "
+                "serve again"
+            )
         if path.is_file() and not path.is_symlink():
             os.chown(path, 0, 0)
             path.chmod(0o644)
