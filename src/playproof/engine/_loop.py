@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
+from typing import cast
 
 from pydantic import TypeAdapter
 
@@ -425,10 +426,15 @@ class DecisionLoop:
         advance = game.advance if isinstance(game, Advancing) else None
         step, read, is_over, look = game.step, game.evidence, game.over, game.observe
         act: Callable[..., Awaitable[Action]] = self.driver.act
+        finite = math.isfinite
         chain = ChainLinker(self.head)
         link = chain.link
         # A recording game's transcript has a size a verifier can take; the game says when.
-        full = game.transcript_full if isinstance(game, Recording) else None
+        # (Only a trusted-recorder run records one: checked in __init__, so no isinstance
+        # here, which costs microseconds against a Protocol.)
+        full = None
+        if self.mode is VerificationMode.TRUSTED_RECORDER:
+            full = cast(Recording, game).transcript_full
         spent, unmeasured, latency_total = self.spent, self.unmeasured, self.latency_total
         over, observation = self.over, self.observation
         turn = len(decisions)
@@ -480,12 +486,12 @@ class DecisionLoop:
                 latency_ms = round((clock() - begin) * 1000.0, LATENCY_DECIMALS)
                 action = _checked_action(raw, turn, budgeted)
                 word, cost = action.input, action.cost_usd
-                if cost is not None and not math.isfinite(spent + cost):
+                if cost is not None and not finite(spent + cost):
                     raise CostError(
                         f"the costs add up past the largest finite amount at turn {turn}; "
                         "no honest decision costs that much"
                     )
-                if not math.isfinite(latency_total + latency_ms):
+                if not finite(latency_total + latency_ms):
                     raise RunError(
                         f"the latencies add up past the largest finite amount at turn {turn}; "
                         "the clock cannot be trusted"
