@@ -34,6 +34,7 @@ __all__ = [
     "STATIC",
     "TEMPLATES",
     "WebState",
+    "PAGE_CACHE",
     "data_folder",
     "install_web",
     "render",
@@ -92,6 +93,14 @@ _ERROR_TEXT = {
 }
 
 
+PAGE_CACHE = "private, no-store"
+"""The Cache-Control of every page and of an owner-only run's downloads.
+
+A page names its viewer and carries their CSRF token; an owner-only run is its
+owner's alone: no cache keeps them, so none hands one visitor's copy to another.
+"""
+
+
 def data_folder(settings: ServiceSettings) -> Path:
     """The service's data folder: the one holding the log key (``.playproof`` by default)."""
     if settings.log_key_file is not None:
@@ -139,7 +148,8 @@ def render(request: Request, template: str, viewer: Viewer | None, **context: An
     body = _ENVIRONMENT.get_template(template).render(
         viewer=viewer, csrf=csrf, path=request.url.path, version=verifier_version(), **context
     )
-    response = HTMLResponse(body)
+    # A page names its viewer and carries their CSRF token: never one for a shared cache.
+    response = HTMLResponse(body, headers={"Cache-Control": PAGE_CACHE})
     if fresh and csrf is not None:
         response.set_cookie(
             CSRF_COOKIE,

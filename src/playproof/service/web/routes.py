@@ -18,6 +18,7 @@ from playproof.core.game import VerificationMode
 from playproof.core.record import RunRecord
 from playproof.errors import FormatError, PlayproofError
 from playproof.service.checks import GroupResult
+from playproof.service.deployments.labels import TrustLabel
 from playproof.service.deployments.models import Deployment
 from playproof.service.deployments.services import get_target, require_read
 from playproof.service.grades.services import get_grade
@@ -49,7 +50,7 @@ from playproof.service.web.frames import (
 )
 from playproof.service.web.grades import CASES_PAGE, GRADES_PAGE, grade_list, grade_view
 from playproof.service.web.policy import PolicyView, policy_view
-from playproof.service.web.rendering import WebState, render, web_state
+from playproof.service.web.rendering import PAGE_CACHE, WebState, render, web_state
 from playproof.service.web.signin import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, Viewer
 from playproof.service.web.views import (
     DECISIONS_PAGE,
@@ -88,6 +89,14 @@ def _readable_run(session: Session, run_id: str, viewer: Viewer | None) -> Run:
     run = get_run(session, run_id)
     require_read(run.trust_label, run.owner_id, viewer.id if viewer else None, f"run {run.id}")
     return run
+
+
+def _download_headers(run: Run, filename: str) -> dict[str, str]:
+    """A download's headers: an owner-only run's file is never kept by a cache."""
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    if run.trust_label != TrustLabel.CANONICAL.value:
+        headers["Cache-Control"] = PAGE_CACHE
+    return headers
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -256,7 +265,7 @@ def record_download(run_id: str, session: ReadSession, viewer: ViewerDep) -> Res
     return Response(
         run.envelope,
         media_type="application/json",
-        headers={"Content-Disposition": f'attachment; filename="run-{run.id}.signed.json"'},
+        headers=_download_headers(run, f"run-{run.id}.signed.json"),
     )
 
 
@@ -273,7 +282,7 @@ def proof_download(
     return Response(
         proof.model_dump_json(indent=2),
         media_type="application/json",
-        headers={"Content-Disposition": f'attachment; filename="run-{run.id}.proof.json"'},
+        headers=_download_headers(run, f"run-{run.id}.proof.json"),
     )
 
 
