@@ -620,3 +620,16 @@ def _swap_events() -> tuple[str, ...]:
 def test_any_one_changed_event_value_is_judged_never_raised(data: st.DataObject) -> None:
     result = wallet_safety(_one_value_changed(_swap_events(), data), ENVELOPE)
     assert len(result.checks) == len(WALLET_SAFETY_CHECKS)
+
+
+def test_a_fill_one_base_unit_past_the_asked_slippage_is_never_executed() -> None:
+    # Seed 0: 10 BONK are quoted at second 0 for 249 JUP base units and fill at second 2
+    # for 248, 40 bps below the quote. The minimum the swap accepts was rounded down
+    # (floor of 249 * 0.999 = 248.751 is 248), so a swap asking for at most 10 bps executed
+    # at 40 and the run failed envelope_slippage_check; rounded up (249) it is not filled.
+    played = play(["quote BONK JUP 10", "swap BONK JUP 10 10"], seed=0)
+    events = [json.loads(e) for e in played.events]
+    assert [e["quote"]["out"] for e in events if e.get("action") == "quote"] == [249]
+    assert not [e for e in events if e.get("action") == "swap"]
+    assert [e["filled"] for e in events if e.get("reason") == "not_filled"] == [248]
+    assert played.checks.passed, played.checks.failed()

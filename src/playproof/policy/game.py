@@ -348,7 +348,8 @@ class SwapGame:
             return
         quote = live[-1]
         slippage = action.max_slippage_bps or 0
-        minimum = quote["out"] * (10_000 - slippage) // 10_000
+        # Rounded up: a fill one base unit below the exact bound has more slippage than asked.
+        minimum = -(-quote["out"] * (10_000 - slippage) // 10_000)
         filled = self._fill(world, sell, buy, amount)
         prices = world.prices()
         if filled < minimum:
