@@ -4,16 +4,21 @@ A page names its viewer and carries their CSRF token; an owner-only run's
 page, record and proof are its owner's alone. Without ``Cache-Control:
 private`` a shared cache (a CDN, a company proxy) keyed on the URL may store
 one owner's answer and hand it to the next visitor.
+
+Replacing the session key file ends every session without a restart.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
+from pathlib import Path
 
 from sqlalchemy import update
 
 from playproof.core.record import RunRecord
 from playproof.service.runs.models import Run
+from playproof.service.web.rendering import SESSION_KEY_FILE
 from playproof.service.web.signin import CSRF_FIELD
 from playproof.sign import SigningKey
 
@@ -65,3 +70,22 @@ def test_an_owner_only_run_and_signed_in_pages_are_never_stored_for_others(
         answer = service.client.get(path)
         assert answer.status_code == 200, (path, answer.text[:200])
         assert _not_shared(dict(answer.headers)), (path, answer.headers.get("cache-control"))
+
+
+def test_replacing_the_session_key_file_ends_every_session(
+    service: Service, signer: SigningKey, tmp_path: Path
+) -> None:
+    token = service.owner("alice", (signer.verifying_key,))
+    _sign_in(service, token)
+    assert service.client.get("/me", follow_redirects=False).status_code == 200
+    key_file = tmp_path / SESSION_KEY_FILE  # the data folder holds the log key and this
+    assert key_file.exists()
+    key_file.write_bytes(secrets.token_bytes(32))
+    ended = service.client.get("/me", follow_redirects=False)
+    assert ended.status_code == 303
+    assert ended.headers["location"].startswith("/signin")
+    key_file.unlink()  # deleted: a new key is made, and the old sessions stay ended
+    assert service.client.get("/me", follow_redirects=False).status_code == 303
+    assert key_file.exists()
+    _sign_in(service, token)  # signing in again works under the new key
+    assert service.client.get("/me", follow_redirects=False).status_code == 200

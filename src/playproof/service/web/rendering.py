@@ -112,7 +112,9 @@ class WebState:
     """What the pages of one app need: the session keys, the frame cache, parsed records.
 
     The session key is read (or made) on first use, so building an app
-    writes nothing.
+    writes nothing. It is read again whenever its file changes (replaced,
+    rewritten or deleted): replacing the file ends every session at once,
+    without a restart.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -120,15 +122,28 @@ class WebState:
         self.frames_cache = folder / FRAMES_FOLDER
         self.records = ParsedRecords()
         self._keys: SessionKeys | None = None
+        self._stamp: tuple[int, int, int, int] | None = None
         self._lock = threading.Lock()
 
     @property
     def keys(self) -> SessionKeys:
-        """The session and CSRF keys of this service."""
+        """The session and CSRF keys of this service, from the key file as it is now."""
+        path = self.folder / SESSION_KEY_FILE
         with self._lock:
-            if self._keys is None:
-                self._keys = SessionKeys(load_session_key(self.folder / SESSION_KEY_FILE))
+            stamp = _file_stamp(path)
+            if self._keys is None or stamp is None or stamp != self._stamp:
+                self._keys = SessionKeys(load_session_key(path))
+                self._stamp = _file_stamp(path)
             return self._keys
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one version of a file from another (None: there is no file)."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_size)
 
 
 def web_state(request: Request) -> WebState:

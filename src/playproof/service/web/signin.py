@@ -14,6 +14,7 @@ cannot mint).
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -63,9 +64,17 @@ def load_session_key(path: Path) -> bytes:
     """The HMAC key of web sessions at ``path``, created (mode 0600) on first use."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(secrets.token_bytes(SESSION_KEY_BYTES))
+        # Written whole under another name, then linked into place: a worker
+        # that loses the race reads the winner's key, never a part-written file.
+        draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(secrets.token_bytes(SESSION_KEY_BYTES))
+            with contextlib.suppress(FileExistsError):  # another worker's key stands
+                os.link(draft, path)
+        finally:
+            draft.unlink()
     key = read_bounded(path, 1024, "session key")
     if len(key) != SESSION_KEY_BYTES:
         raise ServiceError(f"{path} is not a web session key: delete it to make a new one")
