@@ -64,6 +64,7 @@ def test_an_owner_only_run_and_signed_in_pages_are_never_stored_for_others(
         f"/runs/{run_id}/record.json",
         f"/runs/{run_id}/proof.json",
         f"/runs/{run_id}/replay",
+        f"/runs/{run_id}/frames/0",
         "/me",
         "/targets",
     ):

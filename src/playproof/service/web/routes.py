@@ -433,10 +433,13 @@ async def frame_file(
         if not problem.headers:
             raise
         return await _refusal(request, problem)
+    # A public run's frames are kept an hour; an owner-only run's are kept by no
+    # cache, so none is shown from the browser's cache after its owner signs out.
+    public = run.trust_label == TrustLabel.CANONICAL.value
     return Response(
         data,
         media_type=index.media_type,
-        headers={"Cache-Control": "private, max-age=3600"},
+        headers={"Cache-Control": "private, max-age=3600" if public else PAGE_CACHE},
     )
 
 
