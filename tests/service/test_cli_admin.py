@@ -14,6 +14,7 @@ from playproof.service.db import make_engine, session_factory
 from playproof.service.leaderboards.models import Challenge
 from playproof.service.leaderboards.services import challenge_seeds
 from playproof.service.owners.models import Owner
+from playproof.service.owners.services import owner_for_token
 
 
 def _playproof(*args: str) -> subprocess.CompletedProcess[str]:
@@ -84,3 +85,28 @@ def test_owner_add_admin(tmp_path: Path) -> None:
         assert admins == {"root": True, "plain": False}
     finally:
         engine.dispose()
+
+
+def test_token_revoke_deletes_every_token_of_the_owner_only(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'service.db'}"
+    for name in ("alice", "bob"):
+        assert _playproof("service", "owner", "add", name, "--database-url", url).returncode == 0
+    tokens = [
+        (name, _playproof("service", "token", "create", name, "--database-url", url).stdout.strip())
+        for name in ("alice", "alice", "bob")
+    ]
+    revoked = _playproof("service", "token", "revoke", "alice", "--database-url", url)
+    assert revoked.returncode == 0, revoked.stderr
+    assert "revoked" in revoked.stdout
+    assert "2 token(s)" in revoked.stdout
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            for name, token in tokens:
+                assert token not in revoked.stdout
+                found = owner_for_token(session, token)
+                assert (found is None) == (name == "alice"), name
+    finally:
+        engine.dispose()
+    unknown = _playproof("service", "token", "revoke", "nobody", "--database-url", url)
+    assert unknown.returncode != 0

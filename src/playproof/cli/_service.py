@@ -222,6 +222,20 @@ def token_create(
     typer.echo(token)
 
 
+@token_app.command("revoke")
+def token_revoke(
+    owner: Annotated[str, typer.Argument(help="Owner name.")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Revoke every API token of OWNER: the API refuses them and their web sessions end."""
+    from playproof.service.owners.services import find_owner, revoke_tokens
+
+    with _admin_sessions(database_url)() as session:
+        count = revoke_tokens(session, find_owner(session, owner))
+        session.commit()
+    console.print(line(f"{count} token(s) of ", styled(owner, "bold"), " revoked"))
+
+
 @key_app.command("add")
 def key_add(
     owner: Annotated[str, typer.Argument(help="Owner name.")],

@@ -8,7 +8,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -32,6 +32,7 @@ __all__ = [
     "find_owner",
     "owner_for_token",
     "owner_keys",
+    "revoke_tokens",
     "token_digest",
 ]
 
@@ -81,6 +82,19 @@ def create_token(session: Session, owner: Owner) -> str:
     session.add(ApiToken(owner_id=owner.id, token_sha256=token_digest(token)))
     session.flush()
     return token
+
+
+def revoke_tokens(session: Session, owner: Owner) -> int:
+    """Delete every API token of ``owner``; how many there were.
+
+    The API refuses them from the next request on, and the web sessions they
+    opened end (a session is checked against its token on every request).
+    """
+    tokens = select(ApiToken.id).where(ApiToken.owner_id == owner.id)
+    count = len(session.scalars(tokens).all())
+    session.execute(delete(ApiToken).where(ApiToken.owner_id == owner.id))
+    session.flush()
+    return count
 
 
 def add_key(session: Session, owner: Owner, key: VerifyingKey) -> SignerKey:
