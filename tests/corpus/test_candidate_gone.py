@@ -10,15 +10,13 @@ and each failed case says the candidate closed its output (never that the deadli
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-from controllers import synthetic
+from controllers import run_synthetic
 
-from playproof.corpus import JailLimits, bubblewrap_usable, load_corpus
-from playproof.corpus._grading import command_candidate
-from playproof.corpus._runner import RunOutcome, run_corpus
+from playproof.corpus import JailLimits, bubblewrap_usable
+from playproof.corpus._runner import RunOutcome
 
 CANDIDATES = Path(__file__).parent / "candidates"
 needs_bwrap = pytest.mark.skipif(not bubblewrap_usable(), reason="bubblewrap cannot run here")
@@ -34,17 +32,7 @@ process passes one case and then goes quiet on the next."""
 
 
 def _run(tmp_path: Path, warm: bool, reuse: int) -> RunOutcome:
-    corpus = synthetic(tmp_path, ROMS)
-    spec = command_candidate((sys.executable, str(CANDIDATES / "synthetic.py")), runtime="python")
-    return run_corpus(
-        load_corpus(corpus.manifest, corpus.roms),
-        spec,
-        jobs=1,
-        cases_per_process=reuse,
-        limits=GENEROUS,
-        isolation="bubblewrap",
-        warm=warm,
-    )
+    return run_synthetic(tmp_path, ROMS, limits=GENEROUS, warm=warm, reuse=reuse)
 
 
 @pytest.mark.parametrize("reuse", [1, 2], ids=["fresh-process", "reused-process"])

@@ -25,13 +25,12 @@ import time
 from pathlib import Path
 
 import pytest
-from controllers import synthetic
+from controllers import run_synthetic
 
-from playproof.corpus import JailLimits, bubblewrap_usable, load_corpus
-from playproof.corpus._grading import command_candidate
+from playproof.corpus import JailLimits, bubblewrap_usable
 from playproof.corpus._jail import IsolationChoice
 from playproof.corpus._protocol import CandidateChannel, CandidateGone
-from playproof.corpus._runner import RunOutcome, run_corpus
+from playproof.corpus._runner import RunOutcome
 
 CANDIDATES = Path(__file__).parent / "candidates"
 needs_bwrap = pytest.mark.skipif(not bubblewrap_usable(), reason="bubblewrap cannot run here")
@@ -48,16 +47,8 @@ ROMS = {
 
 
 def _run(tmp_path: Path, isolation: IsolationChoice, warm: bool, reuse: int) -> RunOutcome:
-    corpus = synthetic(tmp_path, ROMS)
-    spec = command_candidate((sys.executable, str(CANDIDATES / "synthetic.py")), runtime="python")
-    return run_corpus(
-        load_corpus(corpus.manifest, corpus.roms),
-        spec,
-        jobs=1,
-        cases_per_process=reuse,
-        limits=GENEROUS,
-        isolation=isolation,
-        warm=warm,
+    return run_synthetic(
+        tmp_path, ROMS, limits=GENEROUS, isolation=isolation, warm=warm, reuse=reuse
     )
 
 

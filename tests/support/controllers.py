@@ -17,6 +17,9 @@ from playproof.corpus import (
     load_corpus,
     load_manifest,
 )
+from playproof.corpus._grading import command_candidate
+from playproof.corpus._jail import IsolationChoice, JailLimits
+from playproof.corpus._runner import RunOutcome, run_corpus
 from playproof.corpus._trust import sign_corpus, signature_path
 from playproof.sign import SigningKey
 
@@ -117,3 +120,26 @@ def synthetic_task(folder: Path, corpus: Synthetic, *, signed: bool = True, **fi
         )
     (task / "task.json").write_text(json.dumps(spec), "utf-8")
     return task
+
+
+def run_synthetic(
+    folder: Path,
+    roms: dict[str, bytes],
+    *,
+    limits: JailLimits,
+    isolation: IsolationChoice = "bubblewrap",
+    warm: bool,
+    reuse: int,
+) -> RunOutcome:
+    """Run :data:`SYNTHETIC_CANDIDATE` (one slot) over a :func:`synthetic` corpus of ``roms``."""
+    corpus = synthetic(folder, roms)
+    spec = command_candidate((sys.executable, str(SYNTHETIC_CANDIDATE)), runtime="python")
+    return run_corpus(
+        load_corpus(corpus.manifest, corpus.roms),
+        spec,
+        jobs=1,
+        cases_per_process=reuse,
+        limits=limits,
+        isolation=isolation,
+        warm=warm,
+    )
